@@ -1,0 +1,40 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+# Both create .venv on first use and install everything the app needs.
+
+PYTHON ?= python3
+VENV ?= .venv
+# The torch to install. The default is the build this project is tested with; point it at
+# your own (e.g. a CUDA build) with TORCH=... and PIP_TORCH_ARGS="--index-url URL".
+TORCH ?= torch==2.13.0
+PIP_TORCH_ARGS ?=
+PYTEST_ARGS ?=
+FILE ?=
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+EXAMPLE := src/autograd_viz/resources/examples/first_graph.py
+
+.PHONY: run test lint screenshot clean
+
+run: $(STAMP)
+	$(BIN)/autograd-viz $(FILE)
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/lint-imports
+
+screenshot: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/autograd-viz $(EXAMPLE) --run --screenshot docs/screenshot.png
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache

@@ -1,0 +1,120 @@
+"""Command line: the GUI launcher and the headless `trace` command.
+
+    autograd-viz [FILE.py] [--run] [--screenshot OUT.png] [--size WxH] [--timeout S]
+    autograd-viz trace FILE.py [--json OUT.json] [--max-nodes N]
+    autograd-viz --version
+
+This module imports no Qt, so `trace` works on machines without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from pathlib import Path
+
+from autograd_viz import __version__
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 1  # the user's script raised (the trace is still written)
+EXIT_USAGE = 2  # bad arguments, unreadable file
+
+
+def _trace_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz trace",
+        description="Run a PyTorch script headless and write the autograd trace as JSON. "
+        "Exit code 0: ran cleanly; 1: the script raised (the trace records the error); "
+        "2: bad arguments or unreadable file.",
+    )
+    parser.add_argument("file", type=Path, help="the Python script to run")
+    parser.add_argument("--json", dest="json_out", metavar="OUT.json",
+                        help="where to write the trace (default: standard output, with the "
+                        "script's own prints sent to standard error)")
+    parser.add_argument("--max-nodes", type=int, default=None, metavar="N",
+                        help="cap on graph nodes walked (default 5000)")
+    return parser
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz",
+        description="Watch PyTorch's autograd: write code, press Ctrl+Enter, see the graph. "
+        "Headless tracing: `autograd-viz trace FILE.py --json OUT.json`.",
+    )
+    parser.add_argument("file", nargs="?", type=Path, help="a Python file to open (not run)")
+    parser.add_argument("--run", action="store_true", help="run the file once the kernel is up")
+    parser.add_argument("--screenshot", metavar="OUT.png", type=Path,
+                        help="save a PNG of the window once the graph is drawn, then exit")
+    parser.add_argument("--size", default="1400x860", metavar="WxH",
+                        help="window size (default 1400x860)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                        help="with --screenshot: give up after S seconds (default 120)")
+    parser.add_argument("--version", action="version", version=f"autograd-viz {__version__}")
+    return parser
+
+
+def read_source(path: Path) -> str:
+    """The text of a script, or SystemExit(2) with a one-line reason."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SystemExit(f"autograd-viz: no such file: {path}") from None
+    except UnicodeDecodeError:
+        raise SystemExit(f"autograd-viz: {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise SystemExit(f"autograd-viz: cannot read {path}: {exc.strerror}") from None
+
+
+def trace_main(argv: list[str]) -> int:
+    """`autograd-viz trace`: run a script in this process and write its trace."""
+    args = _trace_parser().parse_args(argv)
+    try:
+        code = read_source(args.file)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+
+    from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES
+    from autograd_viz.core.runner import run_source, set_torch_threads
+
+    set_torch_threads()
+    namespace = {"__name__": "__main__", "__file__": str(args.file)}
+    redirect = contextlib.redirect_stdout(sys.stderr) if args.json_out is None else (
+        contextlib.nullcontext())
+    with redirect:
+        trace = run_source(code, str(args.file), namespace,
+                           max_nodes=args.max_nodes or DEFAULT_MAX_NODES)
+    if args.json_out is None:
+        sys.stdout.write(trace.to_json(indent=1) + "\n")
+    else:
+        trace.save(args.json_out)
+        print(f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
+              f"{len(trace.errors)} errors -> {args.json_out}", file=sys.stderr)
+    return EXIT_USER_ERROR if trace.errors else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `autograd-viz` and `python -m autograd_viz`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "trace":
+        return trace_main(argv[1:])
+    args = _gui_parser().parse_args(argv)
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        print(f"autograd-viz: --size wants WxH, e.g. 1400x860, not {args.size!r}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    text = None
+    if args.file is not None:
+        try:
+            text = read_source(args.file)
+        except SystemExit as exc:
+            print(exc, file=sys.stderr)
+            return EXIT_USAGE
+    from autograd_viz.ui.app import launch
+
+    return launch(path=args.file, text=text, run=args.run or args.screenshot is not None,
+                  screenshot=args.screenshot, size=(width, height), timeout=args.timeout)

@@ -1,0 +1,1 @@
+"""Pure Python + torch + networkx: capture, the trace model, layout. No Qt here."""

@@ -1,0 +1,166 @@
+"""The picture's graph: tensors and autograd nodes as one DAG, laid out in layers.
+
+Edges follow the forward pass (inputs on the left, the loss on the right); the
+backward pass walks them right to left. Each trace tensor and each trace node is
+drawn exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from autograd_viz.core.trace import NodeInfo, TensorInfo, TensorValue, Trace
+
+LEAF = "leaf"  # a tensor the user created that requires grad
+CONSTANT = "constant"  # a leaf that does not require grad
+RESULT = "result"  # a non-leaf tensor produced by an operation
+OPERATION = "operation"  # a grad_fn node such as MulBackward0
+ACCUMULATE = "accumulate"  # AccumulateGrad: where a leaf's .grad is written
+
+
+@dataclass
+class DrawnNode:
+    """One mark on the canvas."""
+
+    id: str
+    kind: str
+    title: str  # first label line: variable name or grad_fn name
+    detail: str = ""  # second line: value, shape
+    grad: str = ""  # third line: .grad, for tensors that have one
+    x: float = 0.0
+    y: float = 0.0
+
+
+@dataclass
+class DrawnGraph:
+    """Nodes with positions and forward-direction edges, ready for a view to draw."""
+
+    nodes: dict[str, DrawnNode] = field(default_factory=dict)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+
+    def count(self, *kinds: str) -> int:
+        """How many drawn nodes are of the given kinds (all when none given)."""
+        return sum(1 for n in self.nodes.values() if not kinds or n.kind in kinds)
+
+
+def format_number(x: object) -> str:
+    """A compact, readable number (4 significant digits), as a learner would write it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    text = f"{x:.4g}"
+    if "." not in text and "e" not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def format_value(value: TensorValue | None) -> str:
+    """A tensor's value for a label: the number for scalars, else shape and range."""
+    if value is None:
+        return "?"
+    if not value.shape:
+        return format_number(value.data)
+    shape = "×".join(str(s) for s in value.shape)
+    if isinstance(value.data, list) and len(value.data) <= 4 and len(value.shape) == 1:
+        return "[" + ", ".join(format_number(v) for v in value.data) + "]"
+    if value.min is None:
+        return f"[{shape}]"
+    return f"[{shape}] {format_number(value.min)}…{format_number(value.max)}"
+
+
+def _tensor_kind(t: TensorInfo) -> str:
+    if not t.is_leaf:
+        return RESULT
+    return LEAF if t.requires_grad else CONSTANT
+
+
+def _tensor_node(t: TensorInfo) -> DrawnNode:
+    grad = ""
+    if t.grad is not None:
+        grad = "grad " + format_value(t.grad)
+    elif t.is_leaf and t.requires_grad:
+        grad = "grad None"
+    return DrawnNode(t.id, _tensor_kind(t), t.name or "(leaf)" if t.is_leaf else t.name or "",
+                     format_value(t.value), grad)
+
+
+def _op_node(n: NodeInfo) -> DrawnNode:
+    return DrawnNode(n.id, ACCUMULATE if n.name == "AccumulateGrad" else OPERATION, n.name)
+
+
+def build_graph(trace: Trace) -> nx.MultiDiGraph:
+    """The forward-direction DAG of a trace: tensor → op → tensor, leaf → AccumulateGrad → op."""
+    g = nx.MultiDiGraph()
+    for t in trace.tensors:
+        g.add_node(t.id, item=_tensor_node(t))
+    for n in trace.nodes:
+        g.add_node(n.id, item=_op_node(n))
+    # The tensor that carries output `nr` of node `id` forward, where the user kept one.
+    carrier: dict[tuple[str, int], str] = {}
+    for t in trace.tensors:
+        if t.grad_fn is not None:
+            carrier.setdefault((t.grad_fn, t.output_nr), t.id)
+            g.add_edge(t.grad_fn, t.id)
+    for n in trace.nodes:
+        if n.variable is not None:
+            g.add_edge(n.variable, n.id)
+        nrs = n.next_nr or [0] * len(n.next)
+        for source, nr in zip(n.next, nrs):
+            g.add_edge(carrier.get((source, nr), source), n.id)
+    return g
+
+
+def layered_layout(g: nx.MultiDiGraph, sweeps: int = 4) -> dict[str, tuple[float, float]]:
+    """Left-to-right layers (each node as far right as its consumers allow), crossings cut
+    by barycentre sweeps. Deterministic for the same graph."""
+    if g.number_of_nodes() == 0:
+        return {}
+    order = list(nx.topological_sort(g))
+    height: dict[str, int] = {}
+    for v in reversed(order):  # longest path down to a sink
+        height[v] = max((height[s] + 1 for s in g.successors(v)), default=0)
+    depth = max(height.values())
+    layer = {v: (0 if g.degree(v) == 0 else depth - height[v]) for v in order}
+    layers: list[list[str]] = [[] for _ in range(depth + 1)]
+    for v in order:
+        layers[layer[v]].append(v)
+
+    index = {v: float(i) for members in layers for i, v in enumerate(members)}
+
+    def sweep(members: list[str], neighbours) -> None:
+        def barycentre(v: str) -> float:
+            near = [index[u] for u in neighbours(v)]
+            return sum(near) / len(near) if near else index[v]
+
+        members.sort(key=lambda v: (barycentre(v), index[v]))
+        for i, v in enumerate(members):
+            index[v] = float(i)
+
+    for _ in range(sweeps):
+        for members in layers[1:]:
+            sweep(members, g.predecessors)
+        for members in reversed(layers[:-1]):
+            sweep(members, g.successors)
+
+    positions: dict[str, tuple[float, float]] = {}
+    for x, members in enumerate(layers):
+        offset = (len(members) - 1) / 2
+        for i, v in enumerate(members):
+            positions[v] = (float(x), offset - i)  # first member on top
+    return positions
+
+
+def drawn_graph(trace: Trace) -> DrawnGraph:
+    """Everything a canvas needs to draw a trace's graph."""
+    g = build_graph(trace)
+    positions = layered_layout(g)
+    drawn = DrawnGraph()
+    for v, data in g.nodes(data=True):
+        item: DrawnNode = data["item"]
+        item.x, item.y = positions[v]
+        drawn.nodes[v] = item
+    drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
+    return drawn

@@ -1,0 +1,87 @@
+"""Run user code for real and record what happened: the graph it left, the error it raised."""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES, capture_graph
+from autograd_viz.core.trace import Trace
+
+
+def preferred_device() -> str:
+    """The device new work should go to: the first GPU when there is one."""
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def set_torch_threads(threads: int | None = None) -> int:
+    """Pin torch's intra-op threads: its default oversubscribes small machines badly."""
+    if threads is None:
+        env = os.environ.get("AUTOGRAD_VIZ_THREADS", "")
+        threads = int(env) if env.isdigit() and int(env) > 0 else max(1, (os.cpu_count() or 2) // 2)
+    torch.set_num_threads(threads)
+    return threads
+
+
+def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
+    """An error event with the user's line and a traceback that leaves out our own frames."""
+    line = None
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        line = exc.lineno
+    else:
+        for frame, lineno in traceback.walk_tb(tb):
+            if frame.f_code.co_filename == filename:
+                line = lineno
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    return {
+        "kind": "error",
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "line": line,
+        "column": getattr(exc, "offset", None) if isinstance(exc, SyntaxError) else None,
+        "traceback": text,
+    }
+
+
+def run_source(
+    code: str,
+    filename: str = "<editor>",
+    namespace: dict[str, Any] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> Trace:
+    """Execute `code` in `namespace` and return the trace of what it left behind.
+
+    A syntax error runs nothing. An exception (KeyboardInterrupt included) stops the
+    code where it happened; its traceback is printed to stderr and recorded as an
+    error event, and the graph of whatever exists by then is still captured.
+    """
+    namespace = namespace if namespace is not None else {"__name__": "__main__"}
+    trace = Trace(source=filename, torch=torch.__version__, device=preferred_device())
+    # Lets tracebacks and the inspector show the user's lines.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    started = time.perf_counter()
+    try:
+        compiled = compile(code, filename, "exec")
+    except SyntaxError as exc:
+        event = _error_event(exc, None, filename)
+        event["traceback"] = "".join(traceback.format_exception_only(type(exc), exc))
+        trace.events.append(event)
+        sys.stderr.write(event["traceback"])
+        return capture_graph(namespace, trace, max_nodes)
+    try:
+        exec(compiled, namespace)
+    except BaseException as exc:  # the user's error, whatever it is, belongs in the trace
+        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
+        event = _error_event(exc, tb, filename)
+        trace.events.append(event)
+        sys.stderr.write(event["traceback"])
+    trace.events.append({"kind": "run_end", "line": None,
+                         "seconds": round(time.perf_counter() - started, 6),
+                         "ok": not trace.errors})
+    return capture_graph(namespace, trace, max_nodes)

@@ -1,0 +1,66 @@
+"""Turning torch tensors into JSON-safe numbers for the trace."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from autograd_viz.core.trace import TensorValue
+
+FULL_DATA_LIMIT = 64  # tensors with at most this many elements travel whole
+FIRST_VALUES = 8  # how many leading values a summary keeps
+
+
+def json_number(x: Any) -> Any:
+    """A Python number JSON can carry; NaN and infinities become strings."""
+    if isinstance(x, bool) or x is None:
+        return x
+    if isinstance(x, complex):
+        return [json_number(x.real), json_number(x.imag)]
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _json_nested(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_json_nested(v) for v in x]
+    return json_number(x)
+
+
+def tensor_value(t: torch.Tensor) -> TensorValue | None:
+    """Snapshot a tensor's numbers without touching its autograd history."""
+    try:
+        with torch.no_grad():
+            d = t.detach()
+            if d.is_sparse or d.device.type == "meta":
+                return TensorValue(shape=list(d.shape), data=None)
+            d = d.cpu()
+            n = d.numel()
+            data = _json_nested(d.tolist()) if n <= FULL_DATA_LIMIT else None
+            value = TensorValue(shape=list(d.shape), data=data)
+            if n == 0:
+                return value
+            flat = d.reshape(-1)
+            value.first = [json_number(v) for v in flat[:FIRST_VALUES].tolist()]
+            if d.is_complex():
+                stats = flat.abs().double()
+            else:
+                stats = flat.double()
+            value.min = json_number(stats.min().item())
+            value.max = json_number(stats.max().item())
+            value.mean = json_number(stats.mean().item())
+            value.norm = json_number(stats.norm().item())
+            return value
+    except Exception:  # an exotic tensor we cannot read must not break the trace
+        return None
+
+
+def grad_value(t: torch.Tensor) -> TensorValue | None:
+    """`.grad` as PyTorch holds it, without the warning non-leaf access raises."""
+    if not (t.is_leaf or t.retains_grad):
+        return None  # PyTorch keeps no .grad here
+    g = t.grad
+    return None if g is None else tensor_value(g)

@@ -1,0 +1,224 @@
+"""The kernel worker: every blocking jupyter_client call happens here, off the GUI thread."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from autograd_viz.core.protocol import KERNEL_INFO_MIME, TRACE_MIME, run_request, setup_request
+from autograd_viz.core.trace import Trace
+
+STARTUP_TIMEOUT_S = 60.0
+POLL_S = 0.1  # how often a waiting run checks for a dead kernel or an abort
+STREAM_FLUSH_S = 0.05  # batch console output so a print loop cannot flood the GUI
+STREAM_BUFFER_LIMIT = 1_000_000
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class _OwnKernelSpecs(KernelSpecManager):
+    """Always launch ipykernel with this very interpreter, whatever kernelspecs exist."""
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        return KernelSpec(
+            argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                  "--HistoryManager.enabled=False"],
+            display_name="autograd-viz (Python)",
+            language="python",
+        )
+
+
+def _kernel_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # The kernel imports autograd_viz.core, also when the app runs from a source tree.
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+class KernelWorker(QObject):
+    """Lives in its own QThread. Slots are called through queued signals."""
+
+    state = Signal(str)
+    info = Signal(dict)
+    stdout = Signal(str)
+    stderr = Signal(str)
+    trace = Signal(object)
+    run_done = Signal(bool)
+    notice = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.km: KernelManager | None = None
+        self.kc: Any = None
+        self.abort = threading.Event()
+        self._watchdog: QTimer | None = None
+        self._busy = False
+
+    # ---- lifecycle -------------------------------------------------------------
+    @Slot()
+    def start(self) -> None:
+        """Launch the kernel and prepare it; say clearly when that fails."""
+        self.state.emit("starting")
+        try:
+            self.km = KernelManager(kernel_name="autograd-viz", transport="ipc",
+                                    kernel_spec_manager=_OwnKernelSpecs())
+            self.km.start_kernel(env=_kernel_env())
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            self.kc.wait_for_ready(timeout=STARTUP_TIMEOUT_S)
+        except Exception as exc:  # whatever went wrong, the user gets a sentence, not a crash
+            self._stop_quietly()
+            self.state.emit("dead")
+            self.failed.emit(f"The Python kernel could not start: {exc}")
+            return
+        if self._watchdog is None:
+            self._watchdog = QTimer(self)
+            self._watchdog.setInterval(1000)
+            self._watchdog.timeout.connect(self._check_alive)
+        self._watchdog.start()
+        ok = self._execute(setup_request())
+        if ok is False:
+            self.failed.emit("The kernel started but could not prepare PyTorch: "
+                             "the console shows why.")
+        if ok is not None:
+            self.state.emit("idle" if ok else "dead")
+
+    @Slot()
+    def restart(self) -> None:
+        """Throw the kernel away and start a fresh one (its variables are lost)."""
+        self._stop_quietly()
+        self.notice.emit("Restarting the kernel…")
+        self.start()
+
+    @Slot()
+    def shutdown(self) -> None:
+        """Stop the kernel process for good."""
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        self._stop_quietly()
+        self.state.emit("dead")
+
+    def _stop_quietly(self) -> None:
+        if self.kc is not None:
+            try:
+                self.kc.stop_channels()
+            except Exception:
+                pass
+        if self.km is not None:
+            try:
+                self.km.shutdown_kernel(now=True)
+            except Exception:
+                pass
+        self.kc = None
+        self.km = None
+
+    @Slot()
+    def _check_alive(self) -> None:
+        if self._busy or self.km is None:
+            return
+        if not self.km.is_alive():
+            self._kernel_died()
+
+    def _kernel_died(self) -> None:
+        self.state.emit("dead")
+        self.notice.emit("The kernel died (the code crashed or exited it). "
+                         "Starting a new one; your text is untouched.")
+        self.restart()
+
+    # ---- running code ------------------------------------------------------------
+    @Slot(str, str)
+    def run(self, code: str, filename: str) -> None:
+        """Run user code under capture; emits the trace, the output and run_done."""
+        if self.kc is None:
+            self.stderr.emit("The kernel is not running; restart it and try again.\n")
+            self.run_done.emit(False)
+            return
+        self.state.emit("busy")
+        ok = self._execute(run_request(code, filename))
+        if ok is not None:  # None: the kernel died or was replaced, which set the state
+            self.state.emit("idle")
+        self.run_done.emit(bool(ok))
+
+    def _execute(self, code: str) -> bool | None:
+        """Send one execute_request and relay its iopub messages until the kernel is idle.
+
+        True: ran cleanly; False: raised; None: the kernel died or the wait was aborted.
+        """
+        self._busy = True
+        self.abort.clear()
+        try:
+            msg_id = self.kc.execute(code, silent=False, store_history=False, allow_stdin=False)
+            return self._relay(msg_id)
+        finally:
+            self._busy = False
+
+    def _relay(self, msg_id: str) -> bool | None:
+        ok = True
+        pending: list[tuple[str, str]] = []
+        last_flush = time.monotonic()
+        while True:
+            if self.abort.is_set():
+                self._flush(pending)
+                return None
+            try:
+                msg = self.kc.get_iopub_msg(timeout=POLL_S)
+            except queue.Empty:
+                self._flush(pending)
+                last_flush = time.monotonic()
+                if self.km is not None and not self.km.is_alive():
+                    self._kernel_died()
+                    return None
+                continue
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "stream":
+                self._buffer(pending, content.get("name", "stdout"), content.get("text", ""))
+            elif kind in ("display_data", "execute_result"):
+                self._flush(pending)
+                self._display(content.get("data", {}))
+            elif kind == "error":
+                ok = False
+                text = _ANSI.sub("", "\n".join(content.get("traceback", [])))
+                self._buffer(pending, "stderr", text + "\n")
+            elif kind == "status" and content.get("execution_state") == "idle":
+                self._flush(pending)
+                return ok
+            if time.monotonic() - last_flush > STREAM_FLUSH_S:
+                self._flush(pending)
+                last_flush = time.monotonic()
+
+    @staticmethod
+    def _buffer(pending: list[tuple[str, str]], name: str, text: str) -> None:
+        if pending and pending[-1][0] == name:
+            text = pending[-1][1] + text
+            pending.pop()
+        if len(text) > STREAM_BUFFER_LIMIT:
+            dropped = len(text) - STREAM_BUFFER_LIMIT
+            text = text[:STREAM_BUFFER_LIMIT] + f"\n… {dropped:,} characters of output not shown\n"
+        pending.append((name, text))
+
+    def _flush(self, pending: list[tuple[str, str]]) -> None:
+        for name, text in pending:
+            (self.stderr if name == "stderr" else self.stdout).emit(text)
+        pending.clear()
+
+    def _display(self, data: dict[str, Any]) -> None:
+        if TRACE_MIME in data:
+            self.trace.emit(Trace.from_dict(data[TRACE_MIME]))
+        elif KERNEL_INFO_MIME in data:
+            self.info.emit(dict(data[KERNEL_INFO_MIME]))
+        elif "text/plain" in data:
+            self.stdout.emit(str(data["text/plain"]) + "\n")

@@ -1,0 +1,1 @@
+"""Qt widgets of the autograd_viz desktop app."""

@@ -1,0 +1,129 @@
+"""Edges with arrowheads and node labels, painted in screen pixels over the graph."""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPolygonF, QTransform
+
+from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.ui._graph_style import (
+    DETAIL_COLOUR,
+    EDGE_COLOUR,
+    GRAD_COLOUR,
+    OP_COLOUR,
+    STYLES,
+    TITLE_COLOUR,
+)
+
+ARROW_PX = 8.0
+LABEL_MIN_SPACING_PX = 40.0  # fewer pixels per layout unit than this: labels would overlap
+
+
+class GraphOverlayItem(pg.GraphicsObject):
+    """Draws every edge and label in one paint call (one item, not one per edge).
+
+    Positions live in data coordinates; arrowheads, the gap at each node and the text
+    are sized in pixels, so they stay crisp at any zoom.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._graph = DrawnGraph()
+        self._bounds = QRectF()
+        self.labels_visible = True
+        self.last_pixels_per_unit = 0.0
+        self._title_font = QFont()
+        self._title_font.setBold(True)
+        self._title_font.setPointSizeF(9.0)
+        self._detail_font = QFont()
+        self._detail_font.setPointSizeF(8.5)
+        self._op_font = QFont()
+        self._op_font.setPointSizeF(8.5)
+
+    def set_graph(self, graph: DrawnGraph) -> None:
+        """Replace what is drawn."""
+        self.prepareGeometryChange()
+        self._graph = graph
+        xs = [n.x for n in graph.nodes.values()] or [0.0]
+        ys = [n.y for n in graph.nodes.values()] or [0.0]
+        self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds.adjusted(-1.0, -1.0, 1.0, 1.0)
+
+    @staticmethod
+    def pixels_per_unit(transform: QTransform) -> float:
+        """Screen pixels per layout unit under `transform`."""
+        return QLineF(transform.map(QPointF(0, 0)), transform.map(QPointF(1, 0))).length()
+
+    def paint(self, painter: QPainter, *args) -> None:
+        if not self._graph.nodes:
+            return
+        # The painter's own transform maps our data to the device, also while grabbing or
+        # exporting; pyqtgraph's deviceTransform() crashes under QWidget.grab().
+        transform = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        self._paint_edges(painter, screen)
+        self.last_pixels_per_unit = self.pixels_per_unit(transform)
+        if self.labels_visible and self.last_pixels_per_unit >= LABEL_MIN_SPACING_PX:
+            self._paint_labels(painter, screen)
+        painter.restore()
+
+    def _paint_edges(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+        colour = QColor(EDGE_COLOUR)
+        painter.setPen(QPen(colour, 1.4))
+        heads: list[QPolygonF] = []
+        for source, target in self._graph.edges:
+            a, b = screen[source], screen[target]
+            dx, dy = b.x() - a.x(), b.y() - a.y()
+            length = math.hypot(dx, dy)
+            if length < 1e-6:
+                continue
+            ux, uy = dx / length, dy / length
+            start_gap = STYLES[self._graph.nodes[source].kind].size / 2 + 2
+            end_gap = STYLES[self._graph.nodes[target].kind].size / 2 + 3
+            if length <= start_gap + end_gap:
+                continue
+            start = QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap)
+            tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
+            painter.drawLine(start, tip)
+            base = QPointF(tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX)
+            half = ARROW_PX * 0.45
+            heads.append(QPolygonF([tip, QPointF(base.x() - uy * half, base.y() + ux * half),
+                                    QPointF(base.x() + uy * half, base.y() - ux * half)]))
+        painter.setBrush(colour)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for head in heads:
+            painter.drawPolygon(head)
+
+    def _paint_labels(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+        view = painter.viewport()
+        title_metrics = QFontMetricsF(self._title_font)
+        detail_metrics = QFontMetricsF(self._detail_font)
+        op_metrics = QFontMetricsF(self._op_font)
+        for key, node in self._graph.nodes.items():
+            centre = screen[key]
+            if not view.adjusted(-200, -100, 200, 100).contains(centre.toPoint()):
+                continue
+            y = centre.y() + STYLES[node.kind].size / 2 + 3
+            if node.kind in (OPERATION, ACCUMULATE):
+                lines = [(node.title, self._op_font, op_metrics, OP_COLOUR)]
+            else:
+                lines = [(node.title, self._title_font, title_metrics, TITLE_COLOUR)]
+            if node.detail:
+                lines.append((node.detail, self._detail_font, detail_metrics, DETAIL_COLOUR))
+            if node.grad:
+                lines.append((node.grad, self._detail_font, detail_metrics, GRAD_COLOUR))
+            for text, font, metrics, colour in lines:
+                painter.setFont(font)
+                painter.setPen(QColor(colour))
+                width = metrics.horizontalAdvance(text)
+                painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
+                y += metrics.height()

@@ -1,0 +1,36 @@
+"""How each kind of graph node looks: shape AND colour, so the picture reads without colour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+
+
+@dataclass(frozen=True)
+class NodeStyle:
+    """Marker symbol (pyqtgraph name), size in pixels, fill, outline and legend text."""
+
+    symbol: str
+    size: int
+    fill: str
+    outline: str
+    legend: str
+
+
+STYLES: dict[str, NodeStyle] = {
+    LEAF: NodeStyle("o", 26, "#a78bfa", "#6d28d9", "leaf tensor (requires grad)"),
+    CONSTANT: NodeStyle("o", 22, "#f8fafc", "#94a3b8", "leaf tensor (no grad)"),
+    RESULT: NodeStyle("h", 26, "#5eead4", "#0f766e", "non-leaf tensor (result)"),
+    OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "operation (grad_fn)"),
+    ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad (writes .grad)"),
+}
+
+LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]
+
+EDGE_COLOUR = "#94a3b8"
+TITLE_COLOUR = "#0f172a"
+OP_COLOUR = "#78350f"
+DETAIL_COLOUR = "#334155"
+GRAD_COLOUR = "#be185d"
+BACKGROUND = "#ffffff"

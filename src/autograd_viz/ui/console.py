@@ -1,0 +1,175 @@
+"""The output console: streamed stdout/stderr of the user's code plus app messages."""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QMouseEvent,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+MAX_LINES = 5_000
+MAX_CHUNK_CHARS = 100_000
+
+_STDERR_COLOR = "#c62828"
+_INFO_COLOR = "#7a7a7a"
+
+# Tracebacks from a terminal-minded kernel may carry colour codes; they would show as junk.
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+# A traceback frame line, e.g. '  File "<editor>", line 12, in <module>'.
+_FRAME_LINE = re.compile(r'^\s*File "(?P<name>[^"]+)", line (?P<line>\d+)')
+
+
+class ConsolePane(QPlainTextEdit):
+    """A read-only, monospace, size-capped output pane that links traceback lines to code."""
+
+    line_clicked = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._source_name = "<editor>"
+        self._pending_cr = False
+        self.setReadOnly(True)
+        self.setUndoRedoEnabled(False)
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setMaximumBlockCount(MAX_LINES)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.viewport().setMouseTracking(True)
+
+        self._stdout_format = QTextCharFormat()
+        self._stderr_format = QTextCharFormat()
+        self._stderr_format.setForeground(QColor(_STDERR_COLOR))
+        self._info_format = QTextCharFormat()
+        self._info_format.setForeground(QColor(_INFO_COLOR))
+        self._info_format.setFontItalic(True)
+        self._error_format = QTextCharFormat()
+        self._error_format.setForeground(QColor(_STDERR_COLOR))
+        self._error_format.setFontWeight(QFont.Weight.Bold)
+
+    # ----------------------------------------------------------------- output
+    def append_stdout(self, text: str) -> None:
+        """Append a chunk of the program's standard output."""
+        self._append(text, self._stdout_format)
+
+    def append_stderr(self, text: str) -> None:
+        """Append a chunk of the program's standard error, in red."""
+        self._append(text, self._stderr_format)
+
+    def append_info(self, text: str) -> None:
+        """Append an app message (e.g. "Kernel restarted") in grey italics."""
+        self._append(text, self._info_format)
+
+    def append_error(self, text: str) -> None:
+        """Append an app-level error message in bold red."""
+        self._append(text, self._error_format)
+
+    def clear_console(self) -> None:
+        """Remove all output."""
+        self._pending_cr = False
+        self.clear()
+
+    def plain_text(self) -> str:
+        """Return the console's text."""
+        return self.toPlainText()
+
+    def _append(self, text: str, fmt: QTextCharFormat) -> None:
+        if not text:
+            return
+        text = _ANSI_ESCAPE.sub("", text)
+        note = ""
+        if len(text) > MAX_CHUNK_CHARS:
+            hidden = len(text) - MAX_CHUNK_CHARS
+            text = text[:MAX_CHUNK_CHARS]
+            lead = "" if text.endswith("\n") else "\n"
+            note = f"{lead}… output truncated ({hidden} characters not shown)\n"
+
+        scrollbar = self.verticalScrollBar()
+        # Follow the output only if the user was already at the bottom; otherwise they
+        # are reading something further up and must not be yanked away from it.
+        follow = scrollbar.value() >= scrollbar.maximum() - 2
+
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        self._insert(cursor, text, fmt)
+        if note:
+            self._insert(cursor, note, self._info_format)
+        cursor.endEditBlock()
+
+        if follow:
+            scrollbar.setValue(scrollbar.maximum())
+
+    def _insert(self, cursor: QTextCursor, text: str, fmt: QTextCharFormat) -> None:
+        # A lone "\r" (progress bars) rewrites the current line, as a terminal would. A chunk
+        # may end between "\r" and "\n", so a trailing "\r" waits for the next chunk.
+        if self._pending_cr:
+            text = "\r" + text
+            self._pending_cr = False
+        if text.endswith("\r"):
+            self._pending_cr = True
+            text = text[:-1]
+        parts = text.replace("\r\n", "\n").split("\r")
+        for index, part in enumerate(parts):
+            if index:
+                cursor.movePosition(
+                    QTextCursor.MoveOperation.StartOfBlock, QTextCursor.MoveMode.KeepAnchor
+                )
+                cursor.removeSelectedText()
+            if part:
+                cursor.insertText(part, fmt)
+
+    # ----------------------------------------------------------------- traceback links
+    @property
+    def source_name(self) -> str:
+        """The file name whose traceback lines are clickable (default "<editor>")."""
+        return self._source_name
+
+    def set_source_name(self, name: str) -> None:
+        """Set the file name whose traceback lines link back to the editor."""
+        self._source_name = name
+
+    def _line_number_in_text(self, text: str) -> int | None:
+        """Return N for a traceback line 'File "<source>", line N…', else None."""
+        match = _FRAME_LINE.match(text)
+        if match is None or match.group("name") != self._source_name:
+            return None
+        return int(match.group("line"))
+
+    def line_at_position(self, pos: QPoint) -> int | None:
+        """Return the source line a traceback line at viewport position pos refers to."""
+        cursor = self.cursorForPosition(pos)
+        block = cursor.block()
+        if not block.isValid():
+            return None
+        # cursorForPosition snaps to the nearest line, so check pos really is on it.
+        rect = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        if not rect.top() <= pos.y() < rect.bottom():
+            return None
+        return self._line_number_in_text(block.text())
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        """Show a pointing-hand cursor over clickable traceback lines."""
+        super().mouseMoveEvent(event)
+        linked = self.line_at_position(event.position().toPoint()) is not None
+        shape = Qt.CursorShape.PointingHandCursor if linked else Qt.CursorShape.IBeamCursor
+        self.viewport().setCursor(shape)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        """Emit line_clicked for a plain click (not a drag-selection) on a traceback line."""
+        super().mouseReleaseEvent(event)
+        if event.button() != Qt.MouseButton.LeftButton or self.textCursor().hasSelection():
+            return
+        line = self.line_at_position(event.position().toPoint())
+        if line is not None:
+            self.line_clicked.emit(line)

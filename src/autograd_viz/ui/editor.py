@@ -1,0 +1,474 @@
+"""The code editor: Python highlighting, a line-number gutter, error and highlight marks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFontDatabase,
+    QHelpEvent,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QResizeEvent,
+    QTextBlock,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+
+from autograd_viz.ui.highlighter import PythonHighlighter
+
+INDENT = "    "
+
+_LIGHT = {
+    "base": "#ffffff",
+    "text": "#1e1e1e",
+    "current_line": "#f2f6fc",
+    "highlight": "#fff3b0",
+    "error": "#ffd7d7",
+    "gutter": "#f3f3f3",
+    "gutter_text": "#9a9a9a",
+    "gutter_current": "#3a3a3a",
+    "marker": "#e0301e",
+    "selection": "#add6ff",
+}
+_DARK = {
+    "base": "#1e1e1e",
+    "text": "#d4d4d4",
+    "current_line": "#282828",
+    "highlight": "#4b4620",
+    "error": "#5a1d1d",
+    "gutter": "#252526",
+    "gutter_text": "#6e7681",
+    "gutter_current": "#c6c6c6",
+    "marker": "#f14c4c",
+    "selection": "#264f78",
+}
+
+_RETURN_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+
+
+class _LineNumberArea(QWidget):
+    """The gutter beside the editor; the editor does its painting and tooltips."""
+
+    def __init__(self, editor: CodeEditor) -> None:
+        super().__init__(editor)
+        self._editor = editor
+
+    def sizeHint(self) -> QSize:
+        """Width the editor needs for its line numbers and marker."""
+        return QSize(self._editor.line_number_area_width(), 0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """Let the editor paint line numbers, which needs its block geometry."""
+        self._editor._paint_line_numbers(event)
+
+    def event(self, event: QEvent) -> bool:
+        """Show the error message when hovering the marked line's number."""
+        if isinstance(event, QHelpEvent) and event.type() == QEvent.Type.ToolTip:
+            self._editor._show_line_tooltip(event)
+            return True
+        return super().event(event)
+
+
+class CodeEditor(QPlainTextEdit):
+    """A plain-text Python editor with a gutter, error marks and soft line highlights."""
+
+    run_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, dark: bool = False) -> None:
+        super().__init__(parent)
+        self._error_line: int | None = None
+        self._error_message = ""
+        self._error_revision = -1
+        self._highlighted: set[int] = set()
+        self._colors = _DARK if dark else _LIGHT
+
+        self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * len(INDENT))
+        self.highlighter = PythonHighlighter(self.document(), dark=dark)
+
+        self._gutter = _LineNumberArea(self)
+        self.blockCountChanged.connect(self._update_gutter_width)
+        self.updateRequest.connect(self._update_gutter)
+        self.cursorPositionChanged.connect(self._refresh_selections)
+        self.document().contentsChange.connect(self._on_contents_change)
+        self._apply_colors()
+        self._update_gutter_width()
+        self._refresh_selections()
+
+    # ----------------------------------------------------------------- text
+    def text(self) -> str:
+        """Return the editor's text."""
+        return self.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Replace the editor's text (this clears any error mark)."""
+        self.setPlainText(text)
+
+    # ----------------------------------------------------------------- theme
+    def set_dark(self, dark: bool) -> None:
+        """Switch editor and highlighter between light and dark colours."""
+        self._colors = _DARK if dark else _LIGHT
+        self.highlighter.set_dark(dark)
+        self._apply_colors()
+        self._refresh_selections()
+        self._gutter.update()
+
+    def _apply_colors(self) -> None:
+        palette = self.palette()
+        palette.setColor(QPalette.ColorRole.Base, QColor(self._colors["base"]))
+        palette.setColor(QPalette.ColorRole.Text, QColor(self._colors["text"]))
+        palette.setColor(QPalette.ColorRole.Highlight, QColor(self._colors["selection"]))
+        # Keep syntax colours visible inside a selection instead of flattening them to white.
+        palette.setColor(QPalette.ColorRole.HighlightedText, QColor(self._colors["text"]))
+        self.setPalette(palette)
+
+    # ----------------------------------------------------------------- marks
+    @property
+    def error_line(self) -> int | None:
+        """The 1-based line marked as erroneous, or None."""
+        return self._error_line
+
+    @property
+    def error_message(self) -> str:
+        """The message of the current error mark ("" when there is none)."""
+        return self._error_message
+
+    def mark_error(self, line: int, message: str) -> None:
+        """Mark a 1-based line as the error site; its message shows as the gutter tooltip."""
+        self._error_line = self._clamp_line(line)
+        self._error_message = message
+        self._error_revision = self.document().revision()
+        self._refresh_selections()
+        self._gutter.update()
+
+    def clear_error(self) -> None:
+        """Remove the error mark, if any."""
+        if self._error_line is None:
+            return
+        self._error_line = None
+        self._error_message = ""
+        self._refresh_selections()
+        self._gutter.update()
+
+    def highlight_lines(self, lines: Iterable[int]) -> None:
+        """Softly highlight the given 1-based lines (replacing any earlier highlight)."""
+        count = self.blockCount()
+        self._highlighted = {line for line in lines if 1 <= line <= count}
+        self._refresh_selections()
+
+    def clear_highlight(self) -> None:
+        """Remove the soft line highlight."""
+        self._highlighted = set()
+        self._refresh_selections()
+
+    @property
+    def highlighted_lines(self) -> set[int]:
+        """The 1-based lines currently softly highlighted."""
+        return set(self._highlighted)
+
+    def goto_line(self, line: int) -> None:
+        """Put the cursor at the start of a 1-based line and scroll it to the centre."""
+        block = self.document().findBlockByNumber(self._clamp_line(line) - 1)
+        self.setTextCursor(QTextCursor(block))
+        self.centerCursor()
+
+    def _clamp_line(self, line: int) -> int:
+        return max(1, min(int(line), self.blockCount()))
+
+    def _on_contents_change(self, _position: int, removed: int, added: int) -> None:
+        # Re-highlighting also touches the document but never bumps the undo revision,
+        # so only real edits made after the mark clear it.
+        if (removed or added) and self.document().revision() != self._error_revision:
+            self.clear_error()
+
+    def _line_selection(self, line: int, color: str) -> QTextEdit.ExtraSelection:
+        selection = QTextEdit.ExtraSelection()
+        selection.format.setBackground(QColor(color))
+        selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        cursor = QTextCursor(self.document().findBlockByNumber(line - 1))
+        selection.cursor = cursor
+        return selection
+
+    def _refresh_selections(self) -> None:
+        # Later selections paint over earlier ones: error beats highlight beats current line.
+        current = self.textCursor().blockNumber() + 1
+        selections = []
+        if not self.isReadOnly():
+            selections.append(self._line_selection(current, self._colors["current_line"]))
+        count = self.blockCount()
+        for line in sorted(self._highlighted):
+            if line <= count:
+                selections.append(self._line_selection(line, self._colors["highlight"]))
+        if self._error_line is not None and self._error_line <= count:
+            selections.append(self._line_selection(self._error_line, self._colors["error"]))
+        self.setExtraSelections(selections)
+
+    # ----------------------------------------------------------------- gutter
+    def line_number_area_width(self) -> int:
+        """Width of the gutter: a marker column plus room for the largest line number."""
+        digits = max(2, len(str(self.blockCount())))
+        metrics = self.fontMetrics()
+        return self._marker_width() + metrics.horizontalAdvance("9") * digits + 10
+
+    def _marker_width(self) -> int:
+        return self.fontMetrics().height()
+
+    def line_at_y(self, y: int) -> int | None:
+        """Return the 1-based line drawn at viewport/gutter y, or None past the last line."""
+        block = self.firstVisibleBlock()
+        top = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
+        while block.isValid():
+            bottom = top + self.blockBoundingRect(block).height()
+            if block.isVisible() and top <= y < bottom:
+                return block.blockNumber() + 1
+            if top > y:
+                return None
+            block = block.next()
+            top = bottom
+        return None
+
+    def _update_gutter_width(self, _count: int = 0) -> None:
+        self.setViewportMargins(self.line_number_area_width(), 0, 0, 0)
+
+    def _update_gutter(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._gutter.scroll(0, dy)
+        else:
+            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+        if rect.contains(self.viewport().rect()):
+            self._update_gutter_width()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Keep the gutter the full height of the editor."""
+        super().resizeEvent(event)
+        contents = self.contentsRect()
+        self._gutter.setGeometry(
+            QRect(contents.left(), contents.top(), self.line_number_area_width(), contents.height())
+        )
+
+    def _paint_line_numbers(self, event: QPaintEvent) -> None:
+        painter = QPainter(self._gutter)
+        painter.fillRect(event.rect(), QColor(self._colors["gutter"]))
+        painter.setFont(self.font())
+        metrics = self.fontMetrics()
+        line_height = metrics.height()
+        marker = self._marker_width()
+        number_width = self._gutter.width() - marker - 6
+        current = self.textCursor().blockNumber()
+
+        block: QTextBlock = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        while block.isValid() and top <= event.rect().bottom():
+            bottom = top + round(self.blockBoundingRect(block).height())
+            number = block.blockNumber()
+            if block.isVisible() and bottom >= event.rect().top():
+                if self._error_line == number + 1:
+                    self._paint_marker(painter, top, line_height, marker)
+                color = "gutter_current" if number == current else "gutter_text"
+                painter.setPen(QColor(self._colors[color]))
+                painter.drawText(
+                    marker, top, number_width, line_height,
+                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                    str(number + 1),
+                )  # fmt: skip
+            block = block.next()
+            top = bottom
+        painter.end()
+
+    def _paint_marker(self, painter: QPainter, top: int, line_height: int, width: int) -> None:
+        size = max(6, round(line_height * 0.55))
+        rect = QRect((width - size) // 2 + 1, top + (line_height - size) // 2, size, size)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(self._colors["marker"]))
+        painter.drawEllipse(rect)
+        painter.restore()
+
+    def tooltip_for_line(self, line: int | None) -> str:
+        """The tooltip text for a 1-based line: the error message on the marked line, else ""."""
+        return self._error_message if line is not None and line == self._error_line else ""
+
+    def _show_line_tooltip(self, event: QHelpEvent) -> None:
+        text = self.tooltip_for_line(self.line_at_y(event.pos().y()))
+        if text:
+            QToolTip.showText(event.globalPos(), text, self)
+        else:
+            QToolTip.hideText()
+            event.ignore()
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        """Also show the error message when hovering the marked line's text."""
+        if isinstance(event, QHelpEvent) and event.type() == QEvent.Type.ToolTip:
+            self._show_line_tooltip(event)
+            return True
+        return super().viewportEvent(event)
+
+    # ----------------------------------------------------------------- keys
+    def event(self, event: QEvent) -> bool:
+        """Claim our key combinations before application-wide shortcuts can take them."""
+        if (
+            isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.ShortcutOverride
+            and self._is_own_shortcut(event)
+        ):
+            event.accept()
+            return True
+        return super().event(event)
+
+    def _is_own_shortcut(self, event: QKeyEvent) -> bool:
+        key, mods = event.key(), _plain_modifiers(event)
+        if key in _RETURN_KEYS:
+            return mods in (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier)
+        if key == Qt.Key.Key_Slash:
+            return mods == Qt.KeyboardModifier.ControlModifier
+        return key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Run, indentation and comment shortcuts; everything else is ordinary typing."""
+        key, mods = event.key(), _plain_modifiers(event)
+        no_mods = mods == Qt.KeyboardModifier.NoModifier
+        if key in _RETURN_KEYS and mods in (
+            Qt.KeyboardModifier.ControlModifier,
+            Qt.KeyboardModifier.ShiftModifier,
+        ):
+            self.run_requested.emit()
+        elif key in _RETURN_KEYS and no_mods:
+            self._newline_with_indent()
+        elif key == Qt.Key.Key_Tab and no_mods:
+            self._indent()
+        elif key == Qt.Key.Key_Backtab or (
+            key == Qt.Key.Key_Tab and mods == Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.dedent()
+        elif key == Qt.Key.Key_Slash and mods == Qt.KeyboardModifier.ControlModifier:
+            self.toggle_comment()
+        else:
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def _newline_with_indent(self) -> None:
+        cursor = self.textCursor()
+        line = cursor.block().text()
+        before = line[: cursor.positionInBlock()]
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        # Never indent further than where the cursor sits inside the leading whitespace.
+        indent = indent[: len(before)]
+        if before.rstrip().endswith(":"):
+            indent += INDENT
+        cursor.insertText("\n" + indent)
+        self.setTextCursor(cursor)
+
+    def _indent(self) -> None:
+        cursor = self.textCursor()
+        if self._spans_lines(cursor):
+            self._edit_lines(lambda text: INDENT + text if text.strip() else text)
+        else:
+            cursor.insertText(INDENT)
+            self.setTextCursor(cursor)
+
+    def dedent(self) -> None:
+        """Remove up to four leading spaces (or one tab) from the current or selected lines."""
+
+        def strip_indent(text: str) -> str:
+            if text.startswith("\t"):
+                return text[1:]
+            spaces = len(text) - len(text.lstrip(" "))
+            return text[min(spaces, len(INDENT)) :]
+
+        self._edit_lines(strip_indent)
+
+    def toggle_comment(self) -> None:
+        """Comment the current or selected lines with '# ', or uncomment if all are comments."""
+        first, last = self._selected_blocks()
+        lines = [self.document().findBlockByNumber(n).text() for n in range(first, last + 1)]
+        code = [text for text in lines if text.strip()]
+        if not code:
+            return
+        if all(text.lstrip().startswith("#") for text in code):
+
+            def uncomment(text: str) -> str:
+                stripped = text.lstrip()
+                if not stripped.startswith("#"):
+                    return text
+                indent = text[: len(text) - len(stripped)]
+                rest = stripped[2:] if stripped.startswith("# ") else stripped[1:]
+                return indent + rest
+
+            self._edit_lines(uncomment)
+        else:
+            # One column for the whole selection keeps a commented block aligned.
+            column = min(len(text) - len(text.lstrip()) for text in code)
+            self._edit_lines(
+                lambda text: text[:column] + "# " + text[column:] if text.strip() else text
+            )
+
+    @staticmethod
+    def _spans_lines(cursor: QTextCursor) -> bool:
+        if not cursor.hasSelection():
+            return False
+        doc = cursor.document()
+        return doc.findBlock(cursor.selectionStart()) != doc.findBlock(cursor.selectionEnd())
+
+    def _selected_blocks(self) -> tuple[int, int]:
+        cursor = self.textCursor()
+        doc = self.document()
+        start = doc.findBlock(cursor.selectionStart())
+        end = doc.findBlock(cursor.selectionEnd())
+        # A selection that ends at the very start of a line does not include that line.
+        if end != start and cursor.selectionEnd() == end.position():
+            end = end.previous()
+        return start.blockNumber(), end.blockNumber()
+
+    def _edit_lines(self, transform: Callable[[str], str]) -> None:
+        """Apply transform to each selected line as a single undo step."""
+        first, last = self._selected_blocks()
+        had_selection = self.textCursor().hasSelection()
+        doc = self.document()
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()
+        for number in range(first, last + 1):
+            block = doc.findBlockByNumber(number)
+            old = block.text()
+            new = transform(old)
+            if new == old:
+                continue
+            # Replace only the part that changed, so the user's cursor keeps its place.
+            head = _common_prefix(old, new)
+            tail = _common_prefix(old[head:][::-1], new[head:][::-1])
+            cursor.setPosition(block.position() + head)
+            cursor.setPosition(block.position() + len(old) - tail, QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(new[head : len(new) - tail])
+        cursor.endEditBlock()
+        if had_selection:
+            # Reselect whole lines so repeated Tab / Ctrl+/ keep acting on the same block.
+            start = doc.findBlockByNumber(first)
+            end = doc.findBlockByNumber(last)
+            selection = QTextCursor(doc)
+            selection.setPosition(start.position())
+            selection.setPosition(
+                end.position() + end.length() - 1, QTextCursor.MoveMode.KeepAnchor
+            )
+            self.setTextCursor(selection)
+
+
+def _plain_modifiers(event: QKeyEvent) -> Qt.KeyboardModifier:
+    """The event's modifiers without the keypad flag, so keypad Enter acts like Return."""
+    return event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of two strings."""
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i

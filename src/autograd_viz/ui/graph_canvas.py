@@ -1,0 +1,160 @@
+"""The graph canvas: the autograd graph PyTorch built, drawn with pyqtgraph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
+
+from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
+from autograd_viz.core.trace import Trace
+from autograd_viz.ui._edges_item import GraphOverlayItem
+from autograd_viz.ui._graph_style import BACKGROUND, LEGEND_ORDER, STYLES
+
+# Layout units between layers and between rows: room for a three-line label under each node.
+X_STEP = 1.7
+Y_STEP = 1.4
+EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
+
+
+class GraphCanvas(pg.PlotWidget):
+    """Shows a trace's graph; zoom with the wheel, pan by dragging, click a node to select it."""
+
+    node_clicked = Signal(str)  # id of a trace tensor ("t3") or node ("n5")
+    graph_drawn = Signal(int)  # number of marks drawn
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, background=BACKGROUND)
+        self.setObjectName("graphCanvas")
+        plot = self.getPlotItem()
+        plot.hideAxis("left")
+        plot.hideAxis("bottom")
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        self.getViewBox().setAspectLocked(True)
+        self.trace: Trace | None = None
+        self.graph = DrawnGraph()
+        self._overlay = GraphOverlayItem()
+        self._overlay.setZValue(-1)
+        self._markers = pg.ScatterPlotItem(pxMode=True, hoverable=True, tip=self._tooltip,
+                                           hoverPen=pg.mkPen("#0f172a", width=2))
+        self._markers.sigClicked.connect(self._on_click)
+        self._message = pg.TextItem(EMPTY_MESSAGE, color="#64748b", anchor=(0.5, 0.5))
+        self._note = pg.TextItem("", color="#b45309", anchor=(0, 1))
+        for item in (self._overlay, self._markers, self._message):
+            plot.addItem(item)
+        self._add_legend()
+        self.getViewBox().sigRangeChanged.connect(lambda *_: self._overlay.update())
+
+    def _add_legend(self) -> None:
+        legend = pg.LegendItem(offset=(8, 8), labelTextColor="#334155",
+                               brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#e2e8f0"))
+        legend.setParentItem(self.getPlotItem().getViewBox())
+        for kind in LEGEND_ORDER:
+            style = STYLES[kind]
+            sample = pg.ScatterPlotItem(symbol=style.symbol, size=12, brush=style.fill,
+                                        pen=pg.mkPen(style.outline, width=1.5))
+            legend.addItem(sample, style.legend)
+        self.legend = legend
+
+    # ---- public ---------------------------------------------------------------
+    def show_trace(self, trace: Trace) -> None:
+        """Draw the graph of a trace and fit it into view."""
+        self.trace = trace
+        self.graph = drawn_graph(trace)
+        for node in self.graph.nodes.values():
+            node.x *= X_STEP
+            node.y *= Y_STEP
+        self._overlay.set_graph(self.graph)
+        nodes = list(self.graph.nodes.values())
+        if nodes:
+            styles = [STYLES[n.kind] for n in nodes]
+            self._markers.setData(
+                pos=np.array([(n.x, n.y) for n in nodes], dtype=float),
+                symbol=[s.symbol for s in styles],
+                size=[s.size for s in styles],
+                brush=[pg.mkBrush(s.fill) for s in styles],
+                pen=[pg.mkPen(s.outline, width=1.6) for s in styles],
+                data=[n.id for n in nodes],
+            )
+            self._message.setVisible(False)
+        else:
+            self._markers.clear()
+            self._message.setText("This run left no tensor that requires grad: nothing to draw.")
+            self._message.setPos(0, 0)
+            self._message.setVisible(True)
+        self._show_note(" ".join(trace.notes))
+        self.fit()
+        self.graph_drawn.emit(len(nodes))
+
+    def clear_graph(self) -> None:
+        """Back to the empty canvas."""
+        self.trace = None
+        self.graph = DrawnGraph()
+        self._overlay.set_graph(self.graph)
+        self._markers.clear()
+        self._message.setText(EMPTY_MESSAGE)
+        self._message.setVisible(True)
+        self._show_note("")
+
+    def marker_count(self) -> int:
+        """How many node markers are on the canvas."""
+        return len(self._markers.data)
+
+    def fit(self) -> None:
+        """Zoom so that the whole graph, with its labels, is in view."""
+        if not self.graph.nodes:
+            self.getViewBox().setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            return
+        xs = [n.x for n in self.graph.nodes.values()]
+        ys = [n.y for n in self.graph.nodes.values()]
+        # Room for the legend on the left and the labels under the lowest row.
+        self.getViewBox().setRange(xRange=(min(xs) - 1.2, max(xs) + 0.8),
+                                   yRange=(min(ys) - 1.0, max(ys) + 0.6), padding=0.02)
+
+    def _show_note(self, text: str) -> None:
+        plot = self.getPlotItem()
+        if text:
+            self._note.setText(text)
+            if self._note.scene() is None:
+                plot.addItem(self._note)
+            xs = [n.x for n in self.graph.nodes.values()] or [0.0]
+            ys = [n.y for n in self.graph.nodes.values()] or [0.0]
+            self._note.setPos(min(xs), min(ys) - 0.6)
+        elif self._note.scene() is not None:
+            plot.removeItem(self._note)
+
+    # ---- interaction ----------------------------------------------------------
+    def _on_click(self, _item, points, _event) -> None:
+        if len(points):
+            self.node_clicked.emit(str(points[0].data()))
+
+    def _tooltip(self, x: float, y: float, data: object) -> str:
+        return describe(self.trace, str(data)) if self.trace else ""
+
+
+def describe(trace: Trace, key: str) -> str:
+    """Plain-text details of a tensor or node, for tooltips."""
+    if key.startswith("t"):
+        t = trace.tensor(key)
+        value = t.value.data if t.value and t.value.data is not None else "(summarised)"
+        grad = "None" if t.grad is None else (
+            t.grad.data if t.grad.data is not None else "(summarised)")
+        lines = [
+            f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}",
+            f"value: {value}",
+            f".grad: {grad}",
+            f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  "
+            f"retains_grad={t.retains_grad}",
+        ]
+        if t.grad_fn:
+            lines.append(f"grad_fn: {trace.node(t.grad_fn).name}")
+        return "\n".join(lines)
+    node = trace.node(key)
+    nexts = ", ".join(trace.node(n).name for n in node.next) or "none"
+    text = f"{node.name}\npasses gradients to: {nexts}"
+    if node.variable:
+        leaf = trace.tensor(node.variable)
+        text += f"\nwrites .grad of: {leaf.name or 'a leaf tensor'}"
+    return text

@@ -1,0 +1,230 @@
+"""The main window: assembles the panes and connects their signals. No logic of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QToolBar
+
+from autograd_viz.core.trace import Trace
+from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
+from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.ui.console import ConsolePane
+from autograd_viz.ui.editor import CodeEditor
+from autograd_viz.ui.graph_canvas import GraphCanvas
+from autograd_viz.ui.kernel_status import KernelStatus
+
+SOURCE_NAME = "<editor>"
+
+
+class MainWindow(QMainWindow):
+    """Editor on the left, graph in the centre, console below, kernel state in the status bar."""
+
+    trace_shown = Signal(object)  # the Trace just drawn
+
+    def __init__(self, session: KernelSession | None = None) -> None:
+        super().__init__()
+        self.setWindowIcon(QIcon(str(ICON)))
+        self.path: Path | None = None
+        self.session = session or KernelSession(self)
+        self.editor = CodeEditor()
+        self.canvas = GraphCanvas()
+        self.console = ConsolePane()
+        self.console.set_source_name(SOURCE_NAME)
+        self.kernel_status = KernelStatus()
+        self._pending_run = False
+        self._build_layout()
+        self._build_actions()
+        self._connect()
+        self.set_document(DEFAULT_EXAMPLE.read_text(encoding="utf-8"), None)
+
+    # ---- assembly --------------------------------------------------------------
+    def _build_layout(self) -> None:
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.canvas)
+        right.addWidget(self.console)
+        right.setStretchFactor(0, 4)
+        right.setStretchFactor(1, 1)
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(self.editor)
+        main.addWidget(right)
+        main.setStretchFactor(0, 2)
+        main.setStretchFactor(1, 3)
+        main.setSizes([520, 880])
+        right.setSizes([640, 200])
+        self.setCentralWidget(main)
+        self.statusBar().addPermanentWidget(self.kernel_status)
+
+    def _action(self, text: str, slot, shortcut: str | QKeySequence | None = None,
+                tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setToolTip(tip or text)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        self.run_action = self._action("▶ Run", self.run_code, "Ctrl+Return",
+                                       "Run the editor's code (Ctrl+Enter)")
+        self.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.stop_action = self._action("■ Stop", self.session.interrupt, "Ctrl+.",
+                                        "Interrupt the running code (Ctrl+.)")
+        self.restart_action = self._action("Restart kernel", self.restart_kernel, None,
+                                           "Start a fresh kernel (its variables are lost)")
+        self.fit_action = self._action("Fit graph", self.canvas.fit, "Ctrl+0",
+                                       "Zoom the graph to fit (Ctrl+0)")
+        self.stop_action.setEnabled(False)
+        toolbar = QToolBar("Run")
+        toolbar.setObjectName("runToolbar")
+        toolbar.setMovable(False)
+        for action in (self.run_action, self.stop_action, self.restart_action, self.fit_action):
+            toolbar.addAction(action)
+        self.addToolBar(toolbar)
+
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open))
+        file_menu.addAction(self._action("&Save", self.save, QKeySequence.StandardKey.Save))
+        file_menu.addAction(self._action("Save &As…", self.save_as,
+                                         QKeySequence.StandardKey.SaveAs))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+        example_menu = self.menuBar().addMenu("&Examples")
+        for path in examples():
+            title = path.stem.replace("_", " ").capitalize()
+            example_menu.addAction(self._action(title, lambda _=False, p=path: self.open_path(p)))
+        run_menu = self.menuBar().addMenu("&Run")
+        for action in (self.run_action, self.stop_action, self.restart_action):
+            run_menu.addAction(action)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.fit_action)
+
+    def _connect(self) -> None:
+        self.editor.run_requested.connect(self.run_code)
+        self.console.line_clicked.connect(self.editor.goto_line)
+        self.canvas.node_clicked.connect(self._select_node)
+        s = self.session
+        s.state_changed.connect(self._on_state)
+        s.kernel_info.connect(self.kernel_status.set_info)
+        s.stdout.connect(self.console.append_stdout)
+        s.stderr.connect(self.console.append_stderr)
+        s.notice.connect(self.console.append_info)
+        s.start_failed.connect(self._on_start_failed)
+        s.trace_ready.connect(self.show_trace)
+        s.run_finished.connect(self._on_run_finished)
+
+    # ---- documents -------------------------------------------------------------
+    def set_document(self, text: str, path: Path | None) -> None:
+        """Put text in the editor (never runs it)."""
+        self.editor.set_text(text)
+        self.path = path
+        self._update_title()
+
+    def open_path(self, path: Path) -> None:
+        """Open a file into the editor, or say why it cannot be opened."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            QMessageBox.warning(self, "Cannot open file", f"{path}\n\n{exc}")
+            return
+        # Examples open as untitled copies, so saving never overwrites the shipped file.
+        self.set_document(text, None if Path(path).parent == DEFAULT_EXAMPLE.parent else path)
+
+    def open_dialog(self) -> None:
+        """Ask for a file and open it."""
+        name, _ = QFileDialog.getOpenFileName(self, "Open Python file", "",
+                                              "Python files (*.py);;All files (*)")
+        if name:
+            self.open_path(Path(name))
+
+    def save(self) -> bool:
+        """Save to the current file, asking for a name the first time."""
+        if self.path is None:
+            return self.save_as()
+        try:
+            self.path.write_text(self.editor.text(), encoding="utf-8")
+        except OSError as exc:
+            QMessageBox.warning(self, "Cannot save", f"{self.path}\n\n{exc}")
+            return False
+        self.statusBar().showMessage(f"Saved {self.path}", 3000)
+        return True
+
+    def save_as(self) -> bool:
+        """Save under a new name."""
+        name, _ = QFileDialog.getSaveFileName(self, "Save Python file", "untitled.py",
+                                              "Python files (*.py)")
+        if not name:
+            return False
+        self.path = Path(name)
+        self._update_title()
+        return self.save()
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{self.path.name if self.path else 'untitled'} — autograd-viz")
+
+    # ---- running ---------------------------------------------------------------
+    def run_code(self) -> None:
+        """Run the editor's text in the kernel (queued if the kernel is still starting)."""
+        state = self.session.state
+        if state is KernelState.BUSY:
+            self.statusBar().showMessage("Still running: press Stop first.", 3000)
+            return
+        if state in (KernelState.STARTING, KernelState.DEAD):
+            self._pending_run = True
+            self.statusBar().showMessage("Will run as soon as the kernel is ready…")
+            if state is KernelState.DEAD:
+                self.restart_kernel()
+            return
+        self.editor.clear_error()
+        self.console.append_info(f"▶ Running {self.path.name if self.path else SOURCE_NAME}")
+        self.session.run(self.editor.text(), SOURCE_NAME)
+
+    def restart_kernel(self) -> None:
+        """Start a fresh kernel; the editor text is untouched."""
+        self.console.append_info("Restarting the kernel…")
+        self.session.restart()
+
+    def show_trace(self, trace: Trace) -> None:
+        """Draw a trace and mark its first error in the editor."""
+        self.canvas.show_trace(trace)
+        errors = trace.errors
+        if errors and errors[0].get("line"):
+            first = errors[0]
+            self.editor.mark_error(int(first["line"]), f"{first['type']}: {first['message']}")
+        summary = f"{len(trace.nodes)} autograd nodes, {len(trace.tensors)} tensors"
+        if errors:
+            summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
+        self.statusBar().showMessage(summary)
+        self.trace_shown.emit(trace)
+
+    def _on_state(self, state: str) -> None:
+        self.kernel_status.set_state(state)
+        busy = state == KernelState.BUSY.value
+        self.stop_action.setEnabled(busy)
+        self.run_action.setEnabled(not busy)
+        if state == KernelState.IDLE.value and self._pending_run:
+            self._pending_run = False
+            QTimer.singleShot(0, self.run_code)
+
+    def _on_run_finished(self, ok: bool) -> None:
+        if not ok and self.editor.error_line is None:
+            self.statusBar().showMessage("The run did not finish: see the console.")
+
+    def _on_start_failed(self, message: str) -> None:
+        self._pending_run = False
+        self.console.append_error(message + "\n")
+        self.statusBar().showMessage("The kernel could not start: see the console.")
+
+    def _select_node(self, key: str) -> None:
+        trace = self.canvas.trace
+        if trace is None:
+            return
+        item = trace.tensor(key) if key.startswith("t") else trace.node(key)
+        label = getattr(item, "name", None) or key
+        self.statusBar().showMessage(f"Selected {label}")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.session.shutdown()
+        super().closeEvent(event)

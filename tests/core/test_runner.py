@@ -1,0 +1,67 @@
+"""Running user code: errors, their lines, and what still gets captured."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from autograd_viz.core.runner import run_source
+
+
+def test_syntax_error_points_at_its_line_and_runs_nothing() -> None:
+    ns = {"__name__": "__main__"}
+    trace = run_source("a = 1\nb = (\nc = 3\n", namespace=ns)
+    (error,) = trace.errors
+    assert error["type"] == "SyntaxError" and error["line"] in (2, 3)
+    assert "a" not in ns  # nothing ran
+
+
+def test_exception_keeps_graph_built_before_it() -> None:
+    trace = run_source("""import torch
+x = torch.tensor(2.0, requires_grad=True)
+y = x * x
+raise ValueError("boom")
+""")
+    (error,) = trace.errors
+    assert error["type"] == "ValueError" and error["line"] == 4 and error["message"] == "boom"
+    assert 'File "<editor>", line 4' in error["traceback"]
+    assert "runner.py" not in error["traceback"]  # our own frame is left out
+    assert trace.tensor_named("y").value.data == 4.0
+
+
+def test_pytorch_second_backward_error_is_the_real_one() -> None:
+    trace = run_source("""import torch
+w = torch.tensor(3.0, requires_grad=True)
+loss = (w * 2) ** 2
+loss.backward()
+loss.backward()
+""")
+    (error,) = trace.errors
+    assert error["line"] == 5
+    assert "Trying to backward through the graph a second time" in error["message"]
+
+
+def test_error_inside_a_function_reports_the_users_deepest_line() -> None:
+    trace = run_source("def f(t):\n    return t.backward()\n\nimport torch\n"
+                       "f(torch.ones(2, requires_grad=True) * 2)\n")
+    (error,) = trace.errors
+    assert error["line"] == 2
+    assert "grad can be implicitly created only for scalar outputs" in error["message"]
+
+
+def test_hundred_thousand_deep_chain_is_capped_without_crashing() -> None:
+    # pytorch#109948: freeing a very deep graph after a Python walk can segfault.
+    # Run in a child process so a crash fails this test instead of killing pytest.
+    script = (
+        "from autograd_viz.core.runner import run_source\n"
+        "code = 'import torch\\nx = torch.tensor(1.0, requires_grad=True)\\ny = x\\n'"
+        " + 'for _ in range(100_000):\\n    y = y * 1.0\\n'\n"
+        "trace = run_source(code)\n"
+        "assert trace.truncated and len(trace.nodes) == 5000, len(trace.nodes)\n"
+        "del trace\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
