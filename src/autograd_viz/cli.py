@@ -29,11 +29,20 @@ def _trace_parser() -> argparse.ArgumentParser:
         "2: bad arguments or unreadable file.",
     )
     parser.add_argument("file", type=Path, help="the Python script to run")
-    parser.add_argument("--json", dest="json_out", metavar="OUT.json",
-                        help="where to write the trace (default: standard output, with the "
-                        "script's own prints sent to standard error)")
-    parser.add_argument("--max-nodes", type=int, default=None, metavar="N",
-                        help="cap on graph nodes walked (default 5000)")
+    parser.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT.json",
+        help="where to write the trace (default: standard output, with the "
+        "script's own prints sent to standard error)",
+    )
+    parser.add_argument(
+        "--max-nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cap on graph nodes walked (default 5000)",
+    )
     return parser
 
 
@@ -45,12 +54,22 @@ def _gui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", nargs="?", type=Path, help="a Python file to open (not run)")
     parser.add_argument("--run", action="store_true", help="run the file once the kernel is up")
-    parser.add_argument("--screenshot", metavar="OUT.png", type=Path,
-                        help="save a PNG of the window once the graph is drawn, then exit")
-    parser.add_argument("--size", default="1400x860", metavar="WxH",
-                        help="window size (default 1400x860)")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
-                        help="with --screenshot: give up after S seconds (default 120)")
+    parser.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        type=Path,
+        help="save a PNG of the window once the graph is drawn, then exit",
+    )
+    parser.add_argument(
+        "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="with --screenshot: give up after S seconds (default 120)",
+    )
     parser.add_argument("--version", action="version", version=f"autograd-viz {__version__}")
     return parser
 
@@ -81,17 +100,24 @@ def trace_main(argv: list[str]) -> int:
 
     set_torch_threads()
     namespace = {"__name__": "__main__", "__file__": str(args.file)}
-    redirect = contextlib.redirect_stdout(sys.stderr) if args.json_out is None else (
-        contextlib.nullcontext())
+    redirect = (
+        contextlib.redirect_stdout(sys.stderr)
+        if args.json_out is None
+        else (contextlib.nullcontext())
+    )
     with redirect:
-        trace = run_source(code, str(args.file), namespace,
-                           max_nodes=args.max_nodes or DEFAULT_MAX_NODES)
+        trace = run_source(
+            code, str(args.file), namespace, max_nodes=args.max_nodes or DEFAULT_MAX_NODES
+        )
     if args.json_out is None:
         sys.stdout.write(trace.to_json(indent=1) + "\n")
     else:
         trace.save(args.json_out)
-        print(f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
-              f"{len(trace.errors)} errors -> {args.json_out}", file=sys.stderr)
+        print(
+            f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
+            f"{len(trace.errors)} errors -> {args.json_out}",
+            file=sys.stderr,
+        )
     return EXIT_USER_ERROR if trace.errors else EXIT_OK
 
 
@@ -104,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))
     except ValueError:
-        print(f"autograd-viz: --size wants WxH, e.g. 1400x860, not {args.size!r}",
-              file=sys.stderr)
+        print(f"autograd-viz: --size wants WxH, e.g. 1400x860, not {args.size!r}", file=sys.stderr)
         return EXIT_USAGE
     text = None
     if args.file is not None:
@@ -116,5 +141,11 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
     from autograd_viz.ui.app import launch
 
-    return launch(path=args.file, text=text, run=args.run or args.screenshot is not None,
-                  screenshot=args.screenshot, size=(width, height), timeout=args.timeout)
+    return launch(
+        path=args.file,
+        text=text,
+        run=args.run or args.screenshot is not None,
+        screenshot=args.screenshot,
+        size=(width, height),
+        timeout=args.timeout,
+    )

@@ -11,8 +11,13 @@ from autograd_viz.resources import EXAMPLES
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograd_viz", *args], capture_output=True,
-                          text=True, timeout=180, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "autograd_viz", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=cwd,
+    )
 
 
 def test_trace_writes_json(tmp_path: Path) -> None:

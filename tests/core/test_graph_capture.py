@@ -54,8 +54,7 @@ def test_lab_loss_node_names_are_pytorchs() -> None:
         expected.append(type(fn).__name__)
         stack.extend(f for f, _ in fn.next_functions if f is not None)
     assert sorted(names) == sorted(expected)
-    for name in ("PowBackward0", "SubBackward0", "AddBackward0", "MulBackward0",
-                 "AccumulateGrad"):
+    for name in ("PowBackward0", "SubBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"):
         assert name in names
 
 
@@ -99,8 +98,10 @@ y = a * b + x.sum()
 
 
 def test_big_tensors_are_summarised() -> None:
-    trace = run_source("import torch\nw = torch.arange(1000.0, requires_grad=True)\n"
-                       "loss = (w * 2).sum()\nloss.backward()\n")
+    trace = run_source(
+        "import torch\nw = torch.arange(1000.0, requires_grad=True)\n"
+        "loss = (w * 2).sum()\nloss.backward()\n"
+    )
     w = trace.tensor_named("w")
     assert w.value.data is None and w.value.shape == [1000]
     assert w.value.min == 0.0 and w.value.max == 999.0 and w.value.first[:3] == [0.0, 1.0, 2.0]
@@ -108,8 +109,9 @@ def test_big_tensors_are_summarised() -> None:
 
 
 def test_non_finite_values_stay_valid_json() -> None:
-    trace = run_source("import torch\nx = torch.tensor([1.0, float('nan'), float('inf')],"
-                       " requires_grad=True)\n")
+    trace = run_source(
+        "import torch\nx = torch.tensor([1.0, float('nan'), float('inf')], requires_grad=True)\n"
+    )
     assert trace.tensor_named("x").value.data == [1.0, "nan", "inf"]
     json.loads(trace.to_json())
 

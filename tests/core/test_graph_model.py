@@ -35,8 +35,16 @@ def test_forward_chain_of_the_lesson() -> None:
     g = build_graph(trace)
     name = {**{t.id: t.name for t in trace.tensors}, **{n.id: n.name for n in trace.nodes}}
     path = nx.shortest_path(g, trace.tensor_named("x").id, trace.tensor_named("out").id)
-    assert [name[v] for v in path] == ["x", "AccumulateGrad", "MulBackward0", "z",
-                                      "AddBackward0", "w", "PowBackward0", "out"]
+    assert [name[v] for v in path] == [
+        "x",
+        "AccumulateGrad",
+        "MulBackward0",
+        "z",
+        "AddBackward0",
+        "w",
+        "PowBackward0",
+        "out",
+    ]
     assert nx.is_directed_acyclic_graph(g)
 
 
@@ -59,7 +67,7 @@ def test_layout_is_deterministic_and_cuts_crossings() -> None:
         edges = [(pos[u], pos[v]) for u, v, _ in g.edges(keys=True)]
         count = 0
         for i, (p1, q1) in enumerate(edges):
-            for p2, q2 in edges[i + 1:]:
+            for p2, q2 in edges[i + 1 :]:
                 if p1[0] == p2[0] and (p1[1] - p2[1]) * (q1[1] - q2[1]) < 0:
                     count += 1
         return count

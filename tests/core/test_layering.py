@@ -23,17 +23,22 @@ def test_core_source_imports_no_qt() -> None:
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in QT_MODULES
-                          or n.startswith(("autograd_viz.ui", "autograd_viz.session"))]
+            offenders += [
+                f"{path.name}: {n}"
+                for n in names
+                if n.split(".")[0] in QT_MODULES
+                or n.startswith(("autograd_viz.ui", "autograd_viz.session"))
+            ]
     assert offenders == []
 
 
 def test_importing_core_loads_no_qt_module() -> None:
-    code = ("import sys, autograd_viz.core.runner, autograd_viz.core.graph_model, "
-            "autograd_viz.core.protocol, autograd_viz.cli\n"
-            f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys, autograd_viz.core.runner, autograd_viz.core.graph_model, "
+        "autograd_viz.core.protocol, autograd_viz.cli\n"
+        f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 

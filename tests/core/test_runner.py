@@ -42,8 +42,10 @@ loss.backward()
 
 
 def test_error_inside_a_function_reports_the_users_deepest_line() -> None:
-    trace = run_source("def f(t):\n    return t.backward()\n\nimport torch\n"
-                       "f(torch.ones(2, requires_grad=True) * 2)\n")
+    trace = run_source(
+        "def f(t):\n    return t.backward()\n\nimport torch\n"
+        "f(torch.ones(2, requires_grad=True) * 2)\n"
+    )
     (error,) = trace.errors
     assert error["line"] == 2
     assert "grad can be implicitly created only for scalar outputs" in error["message"]
@@ -61,7 +63,8 @@ def test_hundred_thousand_deep_chain_is_capped_without_crashing() -> None:
         "del trace\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=240)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"

@@ -6,20 +6,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import ctypes
-import sys
-
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontInfo, QTextCharFormat, QTextCursor
 
 from autograd_viz.ui.console import MAX_CHUNK_CHARS, MAX_LINES, ConsolePane
-
-if sys.version_info < (3, 12):
-    # PySide6 6.12's abi3 wheels drop a reference to None on every void Qt call when run
-    # on Python < 3.12 (where None is not immortal); without this the process aborts with
-    # "none_dealloc" after a few thousand calls. Belongs in conftest / app start-up.
-    ctypes.c_ssize_t.from_address(id(None)).value += 1 << 32
 
 TRACEBACK = (
     "Traceback (most recent call last):\n"
@@ -171,3 +162,12 @@ def test_clicking_other_lines_emits_nothing(console: ConsolePane, qtbot) -> None
         for needle in ("thing.py", "y = f(x)", "ZeroDivisionError"):
             point = _point_on(console, needle)
             qtbot.mouseClick(console.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+
+def test_app_messages_start_on_their_own_line(qtbot) -> None:
+    console = ConsolePane()
+    qtbot.addWidget(console)
+    console.append_stdout("half a line")
+    console.append_info("▶ Running")
+    console.append_stdout("next\n")
+    assert console.plain_text() == "half a line\n▶ Running\nnext\n"

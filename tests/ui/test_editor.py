@@ -6,21 +6,20 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import ctypes
-import sys
-
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextBlock, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import (
+    QColor,
+    QHelpEvent,
+    QTextBlock,
+    QTextCharFormat,
+    QTextCursor,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from autograd_viz.ui.editor import CodeEditor
 from autograd_viz.ui.highlighter import DARK_PALETTE, LIGHT_PALETTE
-
-if sys.version_info < (3, 12):
-    # PySide6 6.12's abi3 wheels drop a reference to None on every void Qt call when run
-    # on Python < 3.12 (where None is not immortal); without this the process aborts with
-    # "none_dealloc" after a few thousand calls. Belongs in conftest / app start-up.
-    ctypes.c_ssize_t.from_address(id(None)).value += 1 << 32
 
 SAMPLE = 'x = 1\ns = """first\nmiddle line\nlast"""\ny = 2\n'
 
@@ -236,6 +235,22 @@ def test_mark_error_sets_line_selection_and_tooltip(editor: CodeEditor) -> None:
     # The gutter maps a y position on line 2 back to line 2 for its tooltip.
     rect = editor.blockBoundingGeometry(line(editor, 2)).translated(editor.contentOffset())
     assert editor.line_at_y(int(rect.center().y())) == 2
+
+
+def test_gutter_tooltip_shows_error_message(editor: CodeEditor, qtbot) -> None:
+    editor.show()
+    qtbot.waitExposed(editor)
+    editor.set_text("a = 1\nb = a / 0\nc = 3\n")
+    editor.mark_error(2, "ZeroDivisionError: division by zero")
+    gutter = editor._gutter
+    rect = editor.blockBoundingGeometry(line(editor, 2)).translated(editor.contentOffset())
+    point = QPoint(gutter.width() // 2, int(rect.center().y()))
+    QApplication.sendEvent(
+        gutter, QHelpEvent(QEvent.Type.ToolTip, point, gutter.mapToGlobal(point))
+    )
+    assert QToolTip.isVisible()
+    assert QToolTip.text() == "ZeroDivisionError: division by zero"
+    QToolTip.hideText()
 
 
 def test_rehighlight_keeps_error_but_editing_clears_it(editor: CodeEditor, qtbot) -> None:

@@ -76,8 +76,9 @@ class _GraphBuilder:
         if len(self.nodes) >= self.max_nodes:
             self.truncated = True
             return None
-        info = NodeInfo(id=f"n{len(self.nodes)}", name=type(fn).__name__, tensor=None,
-                        variable=None, next=[])
+        info = NodeInfo(
+            id=f"n{len(self.nodes)}", name=type(fn).__name__, tensor=None, variable=None, next=[]
+        )
         self.nodes[key] = info
         self.node_objs[key] = fn
         return info.id
@@ -111,14 +112,16 @@ class _GraphBuilder:
 
 
 def capture_graph(
-    namespace: Mapping[str, Any], trace: Trace | None = None,
+    namespace: Mapping[str, Any],
+    trace: Trace | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
 ) -> Trace:
     """Fill `trace` with every user tensor that has a grad_fn or requires grad, and its graph."""
     trace = trace if trace is not None else Trace()
     builder = _GraphBuilder(max_nodes)
-    roots = [(n, t) for n, t in namespace_roots(namespace)
-             if t.grad_fn is not None or t.requires_grad]
+    roots = [
+        (n, t) for n, t in namespace_roots(namespace) if t.grad_fn is not None or t.requires_grad
+    ]
     for name, t in roots:
         builder.add_tensor(t, name)
     builder.walk(t.grad_fn for _, t in roots if t.grad_fn is not None)

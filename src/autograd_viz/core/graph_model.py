@@ -83,8 +83,13 @@ def _tensor_node(t: TensorInfo) -> DrawnNode:
         grad = "grad " + format_value(t.grad)
     elif t.is_leaf and t.requires_grad:
         grad = "grad None"
-    return DrawnNode(t.id, _tensor_kind(t), t.name or "(leaf)" if t.is_leaf else t.name or "",
-                     format_value(t.value), grad)
+    return DrawnNode(
+        t.id,
+        _tensor_kind(t),
+        t.name or "(leaf)" if t.is_leaf else t.name or "",
+        format_value(t.value),
+        grad,
+    )
 
 
 def _op_node(n: NodeInfo) -> DrawnNode:
@@ -108,7 +113,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
         if n.variable is not None:
             g.add_edge(n.variable, n.id)
         nrs = n.next_nr or [0] * len(n.next)
-        for source, nr in zip(n.next, nrs):
+        for source, nr in zip(n.next, nrs, strict=False):
             g.add_edge(carrier.get((source, nr), source), n.id)
     return g
 

@@ -20,9 +20,7 @@ __all__ = ["KERNEL_INFO_MIME", "PROTOCOL_VERSION", "TRACE_MIME", "run_request", 
 def setup_request(threads: int | None = None) -> str:
     """Code that prepares a fresh kernel (torch imported, threads pinned) and reports it."""
     return (
-        "import autograd_viz.core.protocol as __avz\n"
-        f"__avz.kernel_setup({threads!r})\n"
-        "del __avz\n"
+        f"import autograd_viz.core.protocol as __avz\n__avz.kernel_setup({threads!r})\ndel __avz\n"
     )
 
 

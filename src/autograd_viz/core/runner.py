@@ -81,7 +81,12 @@ def run_source(
         event = _error_event(exc, tb, filename)
         trace.events.append(event)
         sys.stderr.write(event["traceback"])
-    trace.events.append({"kind": "run_end", "line": None,
-                         "seconds": round(time.perf_counter() - started, 6),
-                         "ok": not trace.errors})
+    trace.events.append(
+        {
+            "kind": "run_end",
+            "line": None,
+            "seconds": round(time.perf_counter() - started, 6),
+            "ok": not trace.errors,
+        }
+    )
     return capture_graph(namespace, trace, max_nodes)

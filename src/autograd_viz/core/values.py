@@ -45,10 +45,7 @@ def tensor_value(t: torch.Tensor) -> TensorValue | None:
                 return value
             flat = d.reshape(-1)
             value.first = [json_number(v) for v in flat[:FIRST_VALUES].tolist()]
-            if d.is_complex():
-                stats = flat.abs().double()
-            else:
-                stats = flat.double()
+            stats = flat.abs().double() if d.is_complex() else flat.double()
             value.min = json_number(stats.min().item())
             value.max = json_number(stats.max().item())
             value.mean = json_number(stats.mean().item())

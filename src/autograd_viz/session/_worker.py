@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -31,8 +32,14 @@ class _OwnKernelSpecs(KernelSpecManager):
 
     def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
         return KernelSpec(
-            argv=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                  "--HistoryManager.enabled=False"],
+            argv=[
+                sys.executable,
+                "-m",
+                "ipykernel_launcher",
+                "-f",
+                "{connection_file}",
+                "--HistoryManager.enabled=False",
+            ],
             display_name="autograd-viz (Python)",
             language="python",
         )
@@ -72,8 +79,9 @@ class KernelWorker(QObject):
         """Launch the kernel and prepare it; say clearly when that fails."""
         self.state.emit("starting")
         try:
-            self.km = KernelManager(kernel_name="autograd-viz", transport="ipc",
-                                    kernel_spec_manager=_OwnKernelSpecs())
+            self.km = KernelManager(
+                kernel_name="autograd-viz", transport="ipc", kernel_spec_manager=_OwnKernelSpecs()
+            )
             self.km.start_kernel(env=_kernel_env())
             self.kc = self.km.client()
             self.kc.start_channels()
@@ -90,8 +98,9 @@ class KernelWorker(QObject):
         self._watchdog.start()
         ok = self._execute(setup_request())
         if ok is False:
-            self.failed.emit("The kernel started but could not prepare PyTorch: "
-                             "the console shows why.")
+            self.failed.emit(
+                "The kernel started but could not prepare PyTorch: the console shows why."
+            )
         if ok is not None:
             self.state.emit("idle" if ok else "dead")
 
@@ -112,15 +121,11 @@ class KernelWorker(QObject):
 
     def _stop_quietly(self) -> None:
         if self.kc is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.kc.stop_channels()
-            except Exception:
-                pass
         if self.km is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.km.shutdown_kernel(now=True)
-            except Exception:
-                pass
         self.kc = None
         self.km = None
 
@@ -133,8 +138,10 @@ class KernelWorker(QObject):
 
     def _kernel_died(self) -> None:
         self.state.emit("dead")
-        self.notice.emit("The kernel died (the code crashed or exited it). "
-                         "Starting a new one; your text is untouched.")
+        self.notice.emit(
+            "The kernel died (the code crashed or exited it). "
+            "Starting a new one; your text is untouched."
+        )
         self.restart()
 
     # ---- running code ------------------------------------------------------------

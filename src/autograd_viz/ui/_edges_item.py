@@ -96,8 +96,15 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.drawLine(start, tip)
             base = QPointF(tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX)
             half = ARROW_PX * 0.45
-            heads.append(QPolygonF([tip, QPointF(base.x() - uy * half, base.y() + ux * half),
-                                    QPointF(base.x() + uy * half, base.y() - ux * half)]))
+            heads.append(
+                QPolygonF(
+                    [
+                        tip,
+                        QPointF(base.x() - uy * half, base.y() + ux * half),
+                        QPointF(base.x() + uy * half, base.y() - ux * half),
+                    ]
+                )
+            )
         painter.setBrush(colour)
         painter.setPen(Qt.PenStyle.NoPen)
         for head in heads:

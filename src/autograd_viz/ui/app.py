@@ -34,8 +34,7 @@ class ScreenshotJob:
         self.exit_code = 1
         window.trace_shown.connect(self._on_trace)
         window.session.start_failed.connect(lambda msg: self._fail(msg))
-        QTimer.singleShot(int(timeout * 1000), lambda: self._fail(
-            f"no graph after {timeout:g} s"))
+        QTimer.singleShot(int(timeout * 1000), lambda: self._fail(f"no graph after {timeout:g} s"))
 
     def _on_trace(self, _trace) -> None:
         QTimer.singleShot(SETTLE_MS, self._save)
@@ -55,9 +54,14 @@ class ScreenshotJob:
             self.window.close()
 
 
-def launch(path: Path | None = None, text: str | None = None, run: bool = False,
-           screenshot: Path | None = None, size: tuple[int, int] = (1400, 860),
-           timeout: float = 120.0) -> int:
+def launch(
+    path: Path | None = None,
+    text: str | None = None,
+    run: bool = False,
+    screenshot: Path | None = None,
+    size: tuple[int, int] = (1400, 860),
+    timeout: float = 120.0,
+) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
     window = MainWindow()

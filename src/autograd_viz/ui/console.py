@@ -67,12 +67,18 @@ class ConsolePane(QPlainTextEdit):
         self._append(text, self._stderr_format)
 
     def append_info(self, text: str) -> None:
-        """Append an app message (e.g. "Kernel restarted") in grey italics."""
-        self._append(text, self._info_format)
+        """Append an app message (e.g. "Kernel restarted") in grey italics, on its own line."""
+        self._append(self._own_line(text), self._info_format)
 
     def append_error(self, text: str) -> None:
-        """Append an app-level error message in bold red."""
-        self._append(text, self._error_format)
+        """Append an app-level error message in bold red, on its own line."""
+        self._append(self._own_line(text), self._error_format)
+
+    def _own_line(self, text: str) -> str:
+        # App messages never continue the program's half-written line.
+        text = text if text.endswith("\n") else text + "\n"
+        current = self.toPlainText()
+        return text if not current or current.endswith("\n") else "\n" + text
 
     def clear_console(self) -> None:
         """Remove all output."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
-from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -24,32 +24,24 @@ from autograd_viz.ui.highlighter import PythonHighlighter
 
 INDENT = "    "
 
-_LIGHT = {
-    "base": "#ffffff",
-    "text": "#1e1e1e",
-    "current_line": "#f2f6fc",
-    "highlight": "#fff3b0",
-    "error": "#ffd7d7",
-    "gutter": "#f3f3f3",
-    "gutter_text": "#9a9a9a",
-    "gutter_current": "#3a3a3a",
-    "marker": "#e0301e",
-    "selection": "#add6ff",
-}
-_DARK = {
-    "base": "#1e1e1e",
-    "text": "#d4d4d4",
-    "current_line": "#282828",
-    "highlight": "#4b4620",
-    "error": "#5a1d1d",
-    "gutter": "#252526",
-    "gutter_text": "#6e7681",
-    "gutter_current": "#c6c6c6",
-    "marker": "#f14c4c",
-    "selection": "#264f78",
+# role: (light, dark). Dark values follow VS Code's Dark+, to match the highlighter.
+_COLORS: dict[str, tuple[str, str]] = {
+    "base": ("#ffffff", "#1e1e1e"),
+    "text": ("#1e1e1e", "#d4d4d4"),
+    "selection": ("#add6ff", "#264f78"),
+    "current_line": ("#f2f6fc", "#282828"),
+    "highlight": ("#fff3b0", "#4b4620"),
+    "error": ("#ffd7d7", "#5a1d1d"),
+    "gutter": ("#f3f3f3", "#252526"),
+    "gutter_text": ("#9a9a9a", "#6e7681"),
+    "gutter_current": ("#3a3a3a", "#c6c6c6"),
+    "marker": ("#e0301e", "#f14c4c"),
 }
 
-_RETURN_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+
+def _theme(dark: bool) -> dict[str, str]:
+    """The editor colours of the light or dark theme by role."""
+    return {role: pair[dark] for role, pair in _COLORS.items()}
 
 
 class _LineNumberArea(QWidget):
@@ -58,10 +50,6 @@ class _LineNumberArea(QWidget):
     def __init__(self, editor: CodeEditor) -> None:
         super().__init__(editor)
         self._editor = editor
-
-    def sizeHint(self) -> QSize:
-        """Width the editor needs for its line numbers and marker."""
-        return QSize(self._editor.line_number_area_width(), 0)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Let the editor paint line numbers, which needs its block geometry."""
@@ -86,7 +74,7 @@ class CodeEditor(QPlainTextEdit):
         self._error_message = ""
         self._error_revision = -1
         self._highlighted: set[int] = set()
-        self._colors = _DARK if dark else _LIGHT
+        self._colors = _theme(dark)
 
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -114,18 +102,18 @@ class CodeEditor(QPlainTextEdit):
     # ----------------------------------------------------------------- theme
     def set_dark(self, dark: bool) -> None:
         """Switch editor and highlighter between light and dark colours."""
-        self._colors = _DARK if dark else _LIGHT
+        self._colors = _theme(dark)
         self.highlighter.set_dark(dark)
         self._apply_colors()
         self._refresh_selections()
-        self._gutter.update()
 
     def _apply_colors(self) -> None:
         palette = self.palette()
         palette.setColor(QPalette.ColorRole.Base, QColor(self._colors["base"]))
         palette.setColor(QPalette.ColorRole.Text, QColor(self._colors["text"]))
         palette.setColor(QPalette.ColorRole.Highlight, QColor(self._colors["selection"]))
-        # Keep syntax colours visible inside a selection instead of flattening them to white.
+        # Qt paints selected text in HighlightedText (white by default), unreadable on a pale
+        # selection colour.
         palette.setColor(QPalette.ColorRole.HighlightedText, QColor(self._colors["text"]))
         self.setPalette(palette)
 
@@ -146,16 +134,12 @@ class CodeEditor(QPlainTextEdit):
         self._error_message = message
         self._error_revision = self.document().revision()
         self._refresh_selections()
-        self._gutter.update()
 
     def clear_error(self) -> None:
         """Remove the error mark, if any."""
-        if self._error_line is None:
-            return
-        self._error_line = None
-        self._error_message = ""
-        self._refresh_selections()
-        self._gutter.update()
+        if self._error_line is not None:
+            self._error_line, self._error_message = None, ""
+            self._refresh_selections()
 
     def highlight_lines(self, lines: Iterable[int]) -> None:
         """Softly highlight the given 1-based lines (replacing any earlier highlight)."""
@@ -192,8 +176,7 @@ class CodeEditor(QPlainTextEdit):
         selection = QTextEdit.ExtraSelection()
         selection.format.setBackground(QColor(color))
         selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-        cursor = QTextCursor(self.document().findBlockByNumber(line - 1))
-        selection.cursor = cursor
+        selection.cursor = QTextCursor(self.document().findBlockByNumber(line - 1))
         return selection
 
     def _refresh_selections(self) -> None:
@@ -209,29 +192,31 @@ class CodeEditor(QPlainTextEdit):
         if self._error_line is not None and self._error_line <= count:
             selections.append(self._line_selection(self._error_line, self._colors["error"]))
         self.setExtraSelections(selections)
+        self._gutter.update()  # for the marker and the current line's number
 
     # ----------------------------------------------------------------- gutter
     def line_number_area_width(self) -> int:
         """Width of the gutter: a marker column plus room for the largest line number."""
         digits = max(2, len(str(self.blockCount())))
         metrics = self.fontMetrics()
-        return self._marker_width() + metrics.horizontalAdvance("9") * digits + 10
+        return metrics.height() + metrics.horizontalAdvance("9") * digits + 10
 
-    def _marker_width(self) -> int:
-        return self.fontMetrics().height()
-
-    def line_at_y(self, y: int) -> int | None:
-        """Return the 1-based line drawn at viewport/gutter y, or None past the last line."""
+    def _visible_blocks(self) -> Iterator[tuple[QTextBlock, int, int]]:
+        """Yield (block, top, bottom) in viewport coordinates from the first visible block."""
         block = self.firstVisibleBlock()
-        top = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
-        while block.isValid():
-            bottom = top + self.blockBoundingRect(block).height()
-            if block.isVisible() and top <= y < bottom:
-                return block.blockNumber() + 1
-            if top > y:
-                return None
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        while block.isValid() and top <= self.viewport().height():
+            bottom = top + round(self.blockBoundingRect(block).height())
+            if block.isVisible():
+                yield block, top, bottom
             block = block.next()
             top = bottom
+
+    def line_at_y(self, y: int) -> int | None:
+        """Return the 1-based line drawn at viewport/gutter y, or None if there is none."""
+        for block, top, bottom in self._visible_blocks():
+            if top <= y < bottom:
+                return block.blockNumber() + 1
         return None
 
     def _update_gutter_width(self, _count: int = 0) -> None:
@@ -257,40 +242,29 @@ class CodeEditor(QPlainTextEdit):
         painter = QPainter(self._gutter)
         painter.fillRect(event.rect(), QColor(self._colors["gutter"]))
         painter.setFont(self.font())
-        metrics = self.fontMetrics()
-        line_height = metrics.height()
-        marker = self._marker_width()
-        number_width = self._gutter.width() - marker - 6
+        line_height = self.fontMetrics().height()
+        marker = line_height  # the marker column is one line high and as wide
         current = self.textCursor().blockNumber()
-
-        block: QTextBlock = self.firstVisibleBlock()
-        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
-        while block.isValid() and top <= event.rect().bottom():
-            bottom = top + round(self.blockBoundingRect(block).height())
+        for block, top, bottom in self._visible_blocks():
+            if bottom < event.rect().top() or top > event.rect().bottom():
+                continue
             number = block.blockNumber()
-            if block.isVisible() and bottom >= event.rect().top():
-                if self._error_line == number + 1:
-                    self._paint_marker(painter, top, line_height, marker)
-                color = "gutter_current" if number == current else "gutter_text"
-                painter.setPen(QColor(self._colors[color]))
-                painter.drawText(
-                    marker, top, number_width, line_height,
-                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                    str(number + 1),
-                )  # fmt: skip
-            block = block.next()
-            top = bottom
+            if self._error_line == number + 1:
+                size = max(6, round(line_height * 0.55))
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(self._colors["marker"]))
+                painter.drawEllipse(
+                    (marker - size) // 2 + 1, top + (line_height - size) // 2, size, size
+                )
+            color = "gutter_current" if number == current else "gutter_text"
+            painter.setPen(QColor(self._colors[color]))
+            painter.drawText(
+                QRect(marker, top, self._gutter.width() - marker - 6, line_height),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                str(number + 1),
+            )
         painter.end()
-
-    def _paint_marker(self, painter: QPainter, top: int, line_height: int, width: int) -> None:
-        size = max(6, round(line_height * 0.55))
-        rect = QRect((width - size) // 2 + 1, top + (line_height - size) // 2, size, size)
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(self._colors["marker"]))
-        painter.drawEllipse(rect)
-        painter.restore()
 
     def tooltip_for_line(self, line: int | None) -> str:
         """The tooltip text for a 1-based line: the error message on the marked line, else ""."""
@@ -317,43 +291,27 @@ class CodeEditor(QPlainTextEdit):
         if (
             isinstance(event, QKeyEvent)
             and event.type() == QEvent.Type.ShortcutOverride
-            and self._is_own_shortcut(event)
+            and _key_action(event) is not None
         ):
             event.accept()
             return True
         return super().event(event)
 
-    def _is_own_shortcut(self, event: QKeyEvent) -> bool:
-        key, mods = event.key(), _plain_modifiers(event)
-        if key in _RETURN_KEYS:
-            return mods in (Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier)
-        if key == Qt.Key.Key_Slash:
-            return mods == Qt.KeyboardModifier.ControlModifier
-        return key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
-
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Run, indentation and comment shortcuts; everything else is ordinary typing."""
-        key, mods = event.key(), _plain_modifiers(event)
-        no_mods = mods == Qt.KeyboardModifier.NoModifier
-        if key in _RETURN_KEYS and mods in (
-            Qt.KeyboardModifier.ControlModifier,
-            Qt.KeyboardModifier.ShiftModifier,
-        ):
-            self.run_requested.emit()
-        elif key in _RETURN_KEYS and no_mods:
-            self._newline_with_indent()
-        elif key == Qt.Key.Key_Tab and no_mods:
-            self._indent()
-        elif key == Qt.Key.Key_Backtab or (
-            key == Qt.Key.Key_Tab and mods == Qt.KeyboardModifier.ShiftModifier
-        ):
-            self.dedent()
-        elif key == Qt.Key.Key_Slash and mods == Qt.KeyboardModifier.ControlModifier:
-            self.toggle_comment()
-        else:
+        handlers: dict[str, Callable[[], object]] = {
+            "run": self.run_requested.emit,
+            "newline": self._newline_with_indent,
+            "indent": self._indent,
+            "dedent": self.dedent,
+            "comment": self.toggle_comment,
+        }
+        action = _key_action(event)
+        if action is None:
             super().keyPressEvent(event)
-            return
-        event.accept()
+        else:
+            handlers[action]()
+            event.accept()
 
     def _newline_with_indent(self) -> None:
         cursor = self.textCursor()
@@ -369,7 +327,8 @@ class CodeEditor(QPlainTextEdit):
 
     def _indent(self) -> None:
         cursor = self.textCursor()
-        if self._spans_lines(cursor):
+        # selectedText() marks line breaks with U+2029.
+        if "\u2029" in cursor.selectedText():
             self._edit_lines(lambda text: INDENT + text if text.strip() else text)
         else:
             cursor.insertText(INDENT)
@@ -397,11 +356,8 @@ class CodeEditor(QPlainTextEdit):
 
             def uncomment(text: str) -> str:
                 stripped = text.lstrip()
-                if not stripped.startswith("#"):
-                    return text
                 indent = text[: len(text) - len(stripped)]
-                rest = stripped[2:] if stripped.startswith("# ") else stripped[1:]
-                return indent + rest
+                return indent + stripped.removeprefix("#").removeprefix(" ") if stripped else text
 
             self._edit_lines(uncomment)
         else:
@@ -410,13 +366,6 @@ class CodeEditor(QPlainTextEdit):
             self._edit_lines(
                 lambda text: text[:column] + "# " + text[column:] if text.strip() else text
             )
-
-    @staticmethod
-    def _spans_lines(cursor: QTextCursor) -> bool:
-        if not cursor.hasSelection():
-            return False
-        doc = cursor.document()
-        return doc.findBlock(cursor.selectionStart()) != doc.findBlock(cursor.selectionEnd())
 
     def _selected_blocks(self) -> tuple[int, int]:
         cursor = self.textCursor()
@@ -442,33 +391,42 @@ class CodeEditor(QPlainTextEdit):
             if new == old:
                 continue
             # Replace only the part that changed, so the user's cursor keeps its place.
-            head = _common_prefix(old, new)
-            tail = _common_prefix(old[head:][::-1], new[head:][::-1])
+            head = _common_prefix_len(old, new)
+            tail = _common_prefix_len(old[head:][::-1], new[head:][::-1])
             cursor.setPosition(block.position() + head)
             cursor.setPosition(block.position() + len(old) - tail, QTextCursor.MoveMode.KeepAnchor)
             cursor.insertText(new[head : len(new) - tail])
         cursor.endEditBlock()
         if had_selection:
             # Reselect whole lines so repeated Tab / Ctrl+/ keep acting on the same block.
-            start = doc.findBlockByNumber(first)
             end = doc.findBlockByNumber(last)
-            selection = QTextCursor(doc)
-            selection.setPosition(start.position())
+            selection = QTextCursor(doc.findBlockByNumber(first))
             selection.setPosition(
                 end.position() + end.length() - 1, QTextCursor.MoveMode.KeepAnchor
             )
             self.setTextCursor(selection)
 
 
-def _plain_modifiers(event: QKeyEvent) -> Qt.KeyboardModifier:
-    """The event's modifiers without the keypad flag, so keypad Enter acts like Return."""
-    return event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+def _key_action(event: QKeyEvent) -> str | None:
+    """Which of the editor's own key bindings an event triggers, if any."""
+    key = event.key()
+    # Without the keypad flag, keypad Enter acts like Return.
+    mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+    plain = mods == Qt.KeyboardModifier.NoModifier
+    ctrl = mods == Qt.KeyboardModifier.ControlModifier
+    shift = mods == Qt.KeyboardModifier.ShiftModifier
+    if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        return "run" if ctrl or shift else "newline" if plain else None
+    if key == Qt.Key.Key_Tab:
+        return "indent" if plain else "dedent" if shift else None
+    if key == Qt.Key.Key_Backtab:
+        return "dedent"
+    if key == Qt.Key.Key_Slash and ctrl:
+        return "comment"
+    return None
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of two strings."""
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def _common_prefix_len(a: str, b: str) -> int:
+    """Number of leading characters two strings share."""
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))

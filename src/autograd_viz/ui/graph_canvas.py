@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QPoint, QPointF, Signal
 from PySide6.QtWidgets import QWidget
 
 from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
@@ -37,8 +37,9 @@ class GraphCanvas(pg.PlotWidget):
         self.graph = DrawnGraph()
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
-        self._markers = pg.ScatterPlotItem(pxMode=True, hoverable=True, tip=self._tooltip,
-                                           hoverPen=pg.mkPen("#0f172a", width=2))
+        self._markers = pg.ScatterPlotItem(
+            pxMode=True, hoverable=True, tip=self._tooltip, hoverPen=pg.mkPen("#0f172a", width=2)
+        )
         self._markers.sigClicked.connect(self._on_click)
         self._message = pg.TextItem(EMPTY_MESSAGE, color="#64748b", anchor=(0.5, 0.5))
         self._note = pg.TextItem("", color="#b45309", anchor=(0, 1))
@@ -48,13 +49,21 @@ class GraphCanvas(pg.PlotWidget):
         self.getViewBox().sigRangeChanged.connect(lambda *_: self._overlay.update())
 
     def _add_legend(self) -> None:
-        legend = pg.LegendItem(offset=(8, 8), labelTextColor="#334155",
-                               brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#e2e8f0"))
+        legend = pg.LegendItem(
+            offset=(8, 8),
+            labelTextColor="#334155",
+            brush=pg.mkBrush(255, 255, 255, 220),
+            pen=pg.mkPen("#e2e8f0"),
+        )
         legend.setParentItem(self.getPlotItem().getViewBox())
         for kind in LEGEND_ORDER:
             style = STYLES[kind]
-            sample = pg.ScatterPlotItem(symbol=style.symbol, size=12, brush=style.fill,
-                                        pen=pg.mkPen(style.outline, width=1.5))
+            sample = pg.ScatterPlotItem(
+                symbol=style.symbol,
+                size=12,
+                brush=style.fill,
+                pen=pg.mkPen(style.outline, width=1.5),
+            )
             legend.addItem(sample, style.legend)
         self.legend = legend
 
@@ -102,6 +111,12 @@ class GraphCanvas(pg.PlotWidget):
         """How many node markers are on the canvas."""
         return len(self._markers.data)
 
+    def widget_position(self, key: str) -> QPoint:
+        """Where node `key` is drawn, in this widget's pixel coordinates."""
+        node = self.graph.nodes[key]
+        scene = self.getViewBox().mapViewToScene(QPointF(node.x, node.y))
+        return self.mapFromScene(scene) + self.viewport().pos()
+
     def fit(self) -> None:
         """Zoom so that the whole graph, with its labels, is in view."""
         if not self.graph.nodes:
@@ -110,8 +125,11 @@ class GraphCanvas(pg.PlotWidget):
         xs = [n.x for n in self.graph.nodes.values()]
         ys = [n.y for n in self.graph.nodes.values()]
         # Room for the legend on the left and the labels under the lowest row.
-        self.getViewBox().setRange(xRange=(min(xs) - 1.2, max(xs) + 0.8),
-                                   yRange=(min(ys) - 1.0, max(ys) + 0.6), padding=0.02)
+        self.getViewBox().setRange(
+            xRange=(min(xs) - 1.2, max(xs) + 0.8),
+            yRange=(min(ys) - 1.0, max(ys) + 0.6),
+            padding=0.02,
+        )
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()
@@ -139,14 +157,16 @@ def describe(trace: Trace, key: str) -> str:
     if key.startswith("t"):
         t = trace.tensor(key)
         value = t.value.data if t.value and t.value.data is not None else "(summarised)"
-        grad = "None" if t.grad is None else (
-            t.grad.data if t.grad.data is not None else "(summarised)")
+        grad = (
+            "None"
+            if t.grad is None
+            else (t.grad.data if t.grad.data is not None else "(summarised)")
+        )
         lines = [
             f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}",
             f"value: {value}",
             f".grad: {grad}",
-            f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  "
-            f"retains_grad={t.retains_grad}",
+            f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  retains_grad={t.retains_grad}",
         ]
         if t.grad_fn:
             lines.append(f"grad_fn: {trace.node(t.grad_fn).name}")

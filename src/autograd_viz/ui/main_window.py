@@ -57,8 +57,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(main)
         self.statusBar().addPermanentWidget(self.kernel_status)
 
-    def _action(self, text: str, slot, shortcut: str | QKeySequence | None = None,
-                tip: str = "") -> QAction:
+    def _action(
+        self, text: str, slot, shortcut: str | QKeySequence | None = None, tip: str = ""
+    ) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -67,15 +68,22 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.run_action = self._action("▶ Run", self.run_code, "Ctrl+Return",
-                                       "Run the editor's code (Ctrl+Enter)")
+        self.run_action = self._action(
+            "▶ Run", self.run_code, "Ctrl+Return", "Run the editor's code (Ctrl+Enter)"
+        )
         self.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.stop_action = self._action("■ Stop", self.session.interrupt, "Ctrl+.",
-                                        "Interrupt the running code (Ctrl+.)")
-        self.restart_action = self._action("Restart kernel", self.restart_kernel, None,
-                                           "Start a fresh kernel (its variables are lost)")
-        self.fit_action = self._action("Fit graph", self.canvas.fit, "Ctrl+0",
-                                       "Zoom the graph to fit (Ctrl+0)")
+        self.stop_action = self._action(
+            "■ Stop", self.session.interrupt, "Ctrl+.", "Interrupt the running code (Ctrl+.)"
+        )
+        self.restart_action = self._action(
+            "Restart kernel",
+            self.restart_kernel,
+            None,
+            "Start a fresh kernel (its variables are lost)",
+        )
+        self.fit_action = self._action(
+            "Fit graph", self.canvas.fit, "Ctrl+0", "Zoom the graph to fit (Ctrl+0)"
+        )
         self.stop_action.setEnabled(False)
         toolbar = QToolBar("Run")
         toolbar.setObjectName("runToolbar")
@@ -87,8 +95,9 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open))
         file_menu.addAction(self._action("&Save", self.save, QKeySequence.StandardKey.Save))
-        file_menu.addAction(self._action("Save &As…", self.save_as,
-                                         QKeySequence.StandardKey.SaveAs))
+        file_menu.addAction(
+            self._action("Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
+        )
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
         example_menu = self.menuBar().addMenu("&Examples")
@@ -134,8 +143,9 @@ class MainWindow(QMainWindow):
 
     def open_dialog(self) -> None:
         """Ask for a file and open it."""
-        name, _ = QFileDialog.getOpenFileName(self, "Open Python file", "",
-                                              "Python files (*.py);;All files (*)")
+        name, _ = QFileDialog.getOpenFileName(
+            self, "Open Python file", "", "Python files (*.py);;All files (*)"
+        )
         if name:
             self.open_path(Path(name))
 
@@ -153,8 +163,9 @@ class MainWindow(QMainWindow):
 
     def save_as(self) -> bool:
         """Save under a new name."""
-        name, _ = QFileDialog.getSaveFileName(self, "Save Python file", "untitled.py",
-                                              "Python files (*.py)")
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Save Python file", "untitled.py", "Python files (*.py)"
+        )
         if not name:
             return False
         self.path = Path(name)

@@ -1,0 +1,105 @@
+"""A real ipykernel behind KernelSession: round trip, errors, interrupt, death and restart."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograd_viz.session import KernelSession, KernelState
+
+pytestmark = pytest.mark.kernel
+
+LAB = """import torch
+w = torch.tensor(3.0, requires_grad=True)
+x = torch.tensor(2.0)
+b = torch.tensor(1.0, requires_grad=True)
+loss = (w * x + b - 5) ** 2
+loss.backward()
+print("grads", w.grad.item(), b.grad.item(), x.grad)
+"""
+
+
+@pytest.fixture
+def session(qtbot):
+    s = KernelSession()
+    with qtbot.waitSignal(s.kernel_info, timeout=60_000) as info:
+        s.start()
+    qtbot.waitUntil(lambda: s.state is KernelState.IDLE, timeout=10_000)
+    assert info.args[0]["device"] in ("cpu", "cuda:0")
+    yield s
+    s.shutdown()
+
+
+def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000):
+    out: list[str] = []
+    err: list[str] = []
+    s.stdout.connect(out.append)
+    s.stderr.connect(err.append)
+    with (
+        qtbot.waitSignal(s.trace_ready, timeout=timeout) as got,
+        qtbot.waitSignal(s.run_finished, timeout=timeout),
+    ):
+        s.run(code)
+    s.stdout.disconnect(out.append)
+    s.stderr.disconnect(err.append)
+    return got.args[0], "".join(out), "".join(err)
+
+
+def test_round_trip_gives_torchs_numbers(qtbot, session) -> None:
+    trace, out, _ = _run(qtbot, session, LAB)
+    assert "grads 8.0 4.0 None" in out
+    assert trace.tensor_named("w").grad.data == 8.0
+    assert trace.tensor_named("b").grad.data == 4.0
+    assert {n.name for n in trace.nodes} == {
+        "PowBackward0",
+        "SubBackward0",
+        "AddBackward0",
+        "MulBackward0",
+        "AccumulateGrad",
+    }
+    assert session.state is KernelState.IDLE
+
+
+def test_namespace_persists_between_runs(qtbot, session) -> None:
+    _run(qtbot, session, LAB)
+    trace, out, _ = _run(qtbot, session, "loss2 = w * 10\nprint(loss2.item())")
+    assert "30.0" in out
+    assert trace.tensor_named("loss2").value.data == 30.0
+
+
+def test_exception_reports_line_and_traceback(qtbot, session) -> None:
+    trace, _, err = _run(qtbot, session, "import torch\nx = torch.ones(2)\nx.backward()\n")
+    (error,) = trace.errors
+    assert error["line"] == 3 and error["type"] == "RuntimeError"
+    assert 'File "<editor>", line 3' in err
+
+
+def test_stop_interrupts_and_keeps_variables(qtbot, session) -> None:
+    _run(qtbot, session, "kept = 41")
+    with qtbot.waitSignal(
+        session.state_changed, timeout=10_000, check_params_cb=lambda st: st == "busy"
+    ):
+        session.run("while True:\n    pass\n")
+    qtbot.wait(300)
+    with qtbot.waitSignal(session.trace_ready, timeout=5_000) as got:
+        session.interrupt()
+    assert got.args[0].errors[0]["type"] == "KeyboardInterrupt"
+    qtbot.waitUntil(lambda: session.state is KernelState.IDLE, timeout=5_000)
+    _, out, _ = _run(qtbot, session, "print(kept + 1)")
+    assert "42" in out
+
+
+def test_kernel_death_is_reported_and_recovered(qtbot, session) -> None:
+    notices: list[str] = []
+    session.notice.connect(notices.append)
+    with qtbot.waitSignal(session.kernel_info, timeout=60_000):
+        session.run("import os\nos._exit(1)\n")
+    qtbot.waitUntil(lambda: session.state is KernelState.IDLE, timeout=30_000)
+    assert any("kernel died" in n for n in notices)
+    _, out, _ = _run(qtbot, session, "print('fresh', 'kept' in dir())")
+    assert "fresh False" in out
+
+
+def test_console_output_is_batched_not_lost(qtbot, session) -> None:
+    _, out, _ = _run(qtbot, session, "for i in range(3000):\n    print(i)\n")
+    lines = out.splitlines()
+    assert lines[0] == "0" and lines[-1] == "2999" and len(lines) == 3000

@@ -1,0 +1,74 @@
+"""The canvas draws what the trace holds, and the picture has real pixels in it."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
+from PySide6.QtWidgets import QApplication
+
+from autograd_viz.core.graph_model import LEAF
+from autograd_viz.core.runner import run_source
+from autograd_viz.resources import DEFAULT_EXAMPLE
+from autograd_viz.ui._graph_style import STYLES
+from autograd_viz.ui.graph_canvas import GraphCanvas, describe
+
+
+def _canvas(qtbot) -> GraphCanvas:
+    canvas = GraphCanvas()
+    canvas.resize(900, 600)
+    qtbot.addWidget(canvas)
+    canvas.show()
+    return canvas
+
+
+def test_a_real_font_is_available(qapp: QApplication) -> None:
+    # Without fonts Qt renders every glyph as a box and says nothing.
+    assert QFontDatabase.families()
+    assert QFontInfo(qapp.font()).family() != ""
+
+
+def test_draws_one_marker_per_tensor_and_node(qtbot) -> None:
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    canvas = _canvas(qtbot)
+    with qtbot.waitSignal(canvas.graph_drawn) as drawn:
+        canvas.show_trace(trace)
+    expected = len(trace.tensors) + len(trace.nodes)
+    assert drawn.args == [expected] and canvas.marker_count() == expected
+    assert canvas.graph.count(LEAF) == 2
+
+
+def test_leaf_pixels_are_violet(qtbot) -> None:
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    qtbot.wait(50)
+    image = canvas.grab().toImage()
+    leaf = next(n for n in canvas.graph.nodes.values() if n.title == "x")
+    pixel = canvas.widget_position(leaf.id)
+    colour = QColor(image.pixel(pixel.x(), pixel.y()))
+    assert colour.name() == QColor(STYLES[LEAF].fill).name()
+    # And the background away from any node is the canvas colour.
+    assert QColor(image.pixel(5, image.height() - 5)).name() == "#ffffff"
+
+
+def test_labels_are_painted_when_zoom_allows(qtbot) -> None:
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    canvas.grab()
+    assert canvas._overlay.last_pixels_per_unit >= 40
+
+
+def test_empty_trace_says_so(qtbot) -> None:
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source("import torch\nx = torch.ones(3)\n"))
+    assert canvas.marker_count() == 0
+    assert "nothing to draw" in canvas._message.toPlainText()
+
+
+def test_tooltip_describes_tensor_and_node() -> None:
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    x = trace.tensor_named("x")
+    text = describe(trace, x.id)
+    assert "x  () float32 on cpu" in text and ".grad: 60.0" in text
+    mul = next(n for n in trace.nodes if n.name == "MulBackward0")
+    assert "AccumulateGrad" in describe(trace, mul.id)

@@ -1,0 +1,104 @@
+"""The whole app against a real kernel: type code, run it, see PyTorch's graph."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from autograd_viz.session import KernelState
+from autograd_viz.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.kernel
+
+LAB = (
+    "import torch\n"
+    "w = torch.tensor(3.0, requires_grad=True)\n"
+    "x = torch.tensor(2.0)\n"
+    "b = torch.tensor(1.0, requires_grad=True)\n"
+    "loss = (w * x + b - 5) ** 2\n"
+    "loss.backward()\n"
+    "print('w.grad', w.grad.item())\n"
+)
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1200, 800)
+    win.show()
+    win.session.start()
+    qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=60_000)
+    yield win
+    win.close()
+
+
+def _run_typed(qtbot, win: MainWindow, code: str):
+    win.editor.set_text(code)
+    win.editor.setFocus()
+    with (
+        qtbot.waitSignal(win.trace_shown, timeout=30_000) as shown,
+        qtbot.waitSignal(win.session.run_finished, timeout=30_000),
+    ):
+        qtbot.keyClick(win.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=5_000)
+    return shown.args[0]
+
+
+def test_typed_code_runs_and_graph_matches_trace(qtbot, window) -> None:
+    window.editor.clear()
+    window.editor.setFocus()
+    qtbot.keyClicks(window.editor, "import torch")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(window.editor, "a = torch.tensor(2.0, requires_grad=True)")
+    qtbot.keyClick(window.editor, Qt.Key.Key_Return)
+    qtbot.keyClicks(window.editor, "out = (a * 3 + 1) ** 2")
+    assert window.editor.text() == (
+        "import torch\na = torch.tensor(2.0, requires_grad=True)\nout = (a * 3 + 1) ** 2"
+    )
+    with qtbot.waitSignal(window.trace_shown, timeout=30_000) as shown:
+        qtbot.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    trace = shown.args[0]
+    assert window.canvas.marker_count() == len(trace.nodes) + len(trace.tensors)
+    assert sorted(n.name for n in trace.nodes) == [
+        "AccumulateGrad",
+        "AddBackward0",
+        "MulBackward0",
+        "PowBackward0",
+    ]
+    assert trace.tensor_named("out").value.data == 49.0
+
+
+def test_lab_grads_reach_the_canvas_and_console(qtbot, window) -> None:
+    trace = _run_typed(qtbot, window, LAB)
+    labels = {n.title: n for n in window.canvas.graph.nodes.values()}
+    assert labels["w"].grad == "grad 8.0" and labels["b"].grad == "grad 4.0"
+    qtbot.waitUntil(lambda: "w.grad 8.0" in window.console.plain_text(), timeout=5_000)
+    assert window.canvas.marker_count() == len(trace.nodes) + len(trace.tensors)
+
+
+def test_exception_marks_its_line_and_shows_traceback(qtbot, window) -> None:
+    _run_typed(
+        qtbot, window, "import torch\ny = torch.ones(3, requires_grad=True) * 2\ny.backward()\n"
+    )
+    assert window.editor.error_line == 3
+    assert "scalar outputs" in window.editor.error_message
+    qtbot.waitUntil(lambda: 'File "<editor>", line 3' in window.console.plain_text(), timeout=5_000)
+
+
+def test_syntax_error_marks_line_and_runs_nothing(qtbot, window) -> None:
+    _run_typed(qtbot, window, "ran = 1\nif True\n    pass\n")
+    assert window.editor.error_line == 2
+    trace = _run_typed(qtbot, window, "print('ran' in dir())\n")
+    qtbot.waitUntil(lambda: "False" in window.console.plain_text(), timeout=5_000)
+    assert window.editor.error_line is None and not trace.errors
+
+
+def test_text_survives_a_kernel_crash(qtbot, window) -> None:
+    code = "import os\nos._exit(3)\n# keep me\n"
+    window.editor.set_text(code)
+    window.run_code()
+    qtbot.waitUntil(lambda: "kernel died" in window.console.plain_text(), timeout=30_000)
+    qtbot.waitUntil(lambda: window.session.state is KernelState.IDLE, timeout=60_000)
+    assert window.editor.text() == code
+    assert window.kernel_status.state == "idle"
