@@ -103,3 +103,24 @@ def test_console_output_is_batched_not_lost(qtbot, session) -> None:
     _, out, _ = _run(qtbot, session, "for i in range(3000):\n    print(i)\n")
     lines = out.splitlines()
     assert lines[0] == "0" and lines[-1] == "2999" and len(lines) == 3000
+
+
+def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> None:
+    from jupyter_client.kernelspec import KernelSpec
+
+    from autograd_viz.session import _worker
+
+    def broken_spec(self, kernel_name):
+        return KernelSpec(
+            argv=["/nonexistent/python", "-f", "{connection_file}"],
+            display_name="broken",
+            language="python",
+        )
+
+    monkeypatch.setattr(_worker._OwnKernelSpecs, "get_kernel_spec", broken_spec)
+    s = KernelSession()
+    with qtbot.waitSignal(s.start_failed, timeout=30_000) as failed:
+        s.start()
+    assert failed.args[0].startswith("The Python kernel could not start:")
+    qtbot.waitUntil(lambda: s.state is KernelState.DEAD, timeout=5_000)
+    s.shutdown()
