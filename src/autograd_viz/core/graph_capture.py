@@ -1,25 +1,28 @@
-"""Build the trace's graph from live tensors by walking `grad_fn.next_functions`."""
+"""The end-of-run picture: the user's tensors, the graph behind them, in trace form."""
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 
-from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
+from autograd_viz.core.capture import Registry
+from autograd_viz.core.trace import TensorInfo, Trace
 from autograd_viz.core.values import grad_value, tensor_value
 
 # Walking a very deep graph from Python and then freeing it can crash PyTorch
-# (pytorch#109948), and no picture of 100k nodes is readable anyway: cap the walk.
-DEFAULT_MAX_NODES = 5_000
+# (pytorch#109948), and no picture of that many nodes is readable anyway: cap the walk.
+DEFAULT_MAX_NODES = 20_000
+MAX_TENSORS = 5_000  # tensors listed at the end of a run (events still name every tensor)
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
+_EVENT_TENSOR_KEYS = ("inputs", "outputs", "roots")
+_EVENT_TENSOR_KEY = ("tensor", "result")
 
 
 def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
-    """The (name, tensor) pairs worth drawing: tensors bound by the user, module parameters."""
+    """The (name, tensor) pairs the user bound: variables, and module parameters by path."""
     roots: list[tuple[str, torch.Tensor]] = []
     for name, obj in list(namespace.items()):
         if name.startswith("_") or name in _HIDDEN_NAMES:
@@ -31,117 +34,76 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
     return roots
 
 
-class _GraphBuilder:
-    """Collects tensors and nodes, giving each a stable id in discovery order."""
+def _referenced(events: list[dict[str, Any]]) -> set[str]:
+    ids: set[str] = set()
+    for e in events:
+        for key in _EVENT_TENSOR_KEYS:
+            ids.update(i for i in e.get(key, ()) if i)
+        for key in _EVENT_TENSOR_KEY:
+            if e.get(key):
+                ids.add(e[key])
+    return ids
 
-    def __init__(self, max_nodes: int) -> None:
-        self.max_nodes = max_nodes
-        self.tensors: dict[int, TensorInfo] = {}
-        self.tensor_objs: list[torch.Tensor] = []
-        self.nodes: dict[int, NodeInfo] = {}
-        # Hold the node objects so their ids stay unique while we walk.
-        self.node_objs: dict[int, Any] = {}
-        self.truncated = False
 
-    def add_tensor(self, t: torch.Tensor, name: str | None) -> TensorInfo:
-        key = t._cdata
-        info = self.tensors.get(key)
-        if info is not None:
-            if info.name is None and name is not None:
-                info.name = name
-            return info
-        info = TensorInfo(
-            id=f"t{len(self.tensors)}",
-            name=name,
-            shape=list(t.shape),
-            dtype=str(t.dtype).removeprefix("torch."),
-            device=str(t.device),
-            requires_grad=bool(t.requires_grad),
-            is_leaf=bool(t.is_leaf),
-            retains_grad=bool(t.retains_grad),
-            grad_fn=None,
-            output_nr=int(getattr(t, "output_nr", 0)),
-            value=tensor_value(t),
-            grad=grad_value(t),
-        )
-        self.tensors[key] = info
-        self.tensor_objs.append(t)
-        return info
-
-    def node_id(self, fn: Any) -> str | None:
-        """The id of `fn`, registering it if there is room under the cap."""
-        key = id(fn)
-        if key in self.nodes:
-            return self.nodes[key].id
-        if len(self.nodes) >= self.max_nodes:
-            self.truncated = True
-            return None
-        info = NodeInfo(
-            id=f"n{len(self.nodes)}", name=type(fn).__name__, tensor=None, variable=None, next=[]
-        )
-        self.nodes[key] = info
-        self.node_objs[key] = fn
-        return info.id
-
-    def walk(self, starts: Iterable[Any]) -> None:
-        """Breadth-first over next_functions from every start node, iteratively."""
-        queue: deque[Any] = deque()
-        for fn in starts:
-            if self.node_id(fn) is not None:
-                queue.append(fn)
-        expanded: set[int] = set()
-        while queue:
-            fn = queue.popleft()
-            if id(fn) in expanded:
-                continue
-            expanded.add(id(fn))
-            info = self.nodes[id(fn)]
-            variable = getattr(fn, "variable", None)
-            if isinstance(variable, torch.Tensor):
-                info.variable = self.add_tensor(variable, None).id
-            for next_fn, nr in getattr(fn, "next_functions", ()):
-                if next_fn is None:
-                    continue
-                next_id = self.node_id(next_fn)
-                if next_id is None:
-                    continue
-                info.next.append(next_id)
-                info.next_nr.append(int(nr))
-                if id(next_fn) not in expanded:
-                    queue.append(next_fn)
+def _tensor_info(tid: str, t: torch.Tensor, name: str | None, registry: Registry) -> TensorInfo:
+    return TensorInfo(
+        id=tid,
+        name=name,
+        shape=list(t.shape),
+        dtype=str(t.dtype).removeprefix("torch."),
+        device=str(t.device),
+        requires_grad=bool(t.requires_grad),
+        is_leaf=bool(t.is_leaf),
+        retains_grad=bool(t.retains_grad),
+        grad_fn=registry.node_id(t.grad_fn),
+        value=tensor_value(t),
+        grad=grad_value(t),
+        output_nr=int(getattr(t, "output_nr", 0)),
+    )
 
 
 def capture_graph(
     namespace: Mapping[str, Any],
     trace: Trace | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    registry: Registry | None = None,
 ) -> Trace:
-    """Fill `trace` with every user tensor that has a grad_fn or requires grad, and its graph."""
+    """Fill `trace` with the user's tensors (autograd ones, and any the run used), every
+    leaf of the graph, and every node registered during the run or reachable now."""
     trace = trace if trace is not None else Trace()
-    builder = _GraphBuilder(max_nodes)
-    roots = [
-        (n, t) for n, t in namespace_roots(namespace) if t.grad_fn is not None or t.requires_grad
+    registry = registry if registry is not None else Registry(max_nodes)
+    referenced = _referenced(trace.events)
+    names: dict[str, str] = {}
+    objects: dict[str, torch.Tensor] = {}
+    for name, t in namespace_roots(namespace):
+        known = registry.known_tensor_id(t)
+        if t.grad_fn is None and not t.requires_grad and known not in referenced:
+            continue
+        tid = known or registry.tensor_id(t)
+        names.setdefault(tid, name)
+        objects[tid] = t
+        registry.node_id(t.grad_fn)  # registers the graph behind it
+    live = dict(registry.live_tensors())
+    wanted = list(names)
+    wanted += [n.variable for n in registry.nodes.values() if n.variable in live]
+    wanted += [
+        tid
+        for tid, t in live.items()
+        if tid in referenced and (t.requires_grad or t.grad_fn is not None)
     ]
-    for name, t in roots:
-        builder.add_tensor(t, name)
-    builder.walk(t.grad_fn for _, t in roots if t.grad_fn is not None)
-
-    # Tie each known tensor to the node that produced it.
-    for t in builder.tensor_objs:
-        fn = t.grad_fn
-        if fn is not None and id(fn) in builder.nodes:
-            node = builder.nodes[id(fn)]
-            tensor = builder.tensors[t._cdata]
-            tensor.grad_fn = node.id
-            if node.tensor is None:
-                node.tensor = tensor.id
-
-    trace.tensors = list(builder.tensors.values())
-    trace.nodes = list(builder.nodes.values())
-    if builder.truncated:
+    infos: dict[str, TensorInfo] = {}
+    for tid in wanted:
+        if tid in infos or len(infos) >= MAX_TENSORS:
+            continue
+        t = objects.get(tid, live.get(tid))
+        if t is not None:
+            infos[tid] = _tensor_info(tid, t, names.get(tid), registry)
+    trace.tensors = list(infos.values())
+    trace.nodes = list(registry.nodes.values())
+    if registry.nodes_capped:
         trace.truncated = True
         trace.notes.append(
-            f"The graph has more than {max_nodes:,} nodes; only the {max_nodes:,} nearest "
-            "the outputs are shown."
+            f"The graph has more than {max_nodes:,} nodes; nodes past the first "
+            f"{registry.max_nodes:,} have no id and are not drawn."
         )
     return trace

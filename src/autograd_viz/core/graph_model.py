@@ -96,25 +96,64 @@ def _op_node(n: NodeInfo) -> DrawnNode:
     return DrawnNode(n.id, ACCUMULATE if n.name == "AccumulateGrad" else OPERATION, n.name)
 
 
+def reachable_nodes(trace: Trace) -> set[str]:
+    """Nodes of the graph behind the user's named tensors, as it stands at the end of the run."""
+    nexts = {n.id: n.next for n in trace.nodes}
+    stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
+    seen: set[str] = set()
+    while stack:
+        nid = stack.pop()
+        if nid not in seen:
+            seen.add(nid)
+            stack.extend(nexts[nid])
+    return seen
+
+
 def build_graph(trace: Trace) -> nx.MultiDiGraph:
-    """The forward-direction DAG of a trace: tensor → op → tensor, leaf → AccumulateGrad → op."""
+    """The forward-direction DAG the user's tensors hang on: tensor → op → tensor, and
+    leaf → AccumulateGrad → op. Constants (no grad) feed the op that used them."""
+    nodes = reachable_nodes(trace)
+    leaves = {n.variable for n in trace.nodes if n.id in nodes and n.variable}
+    # Constants (tensors without grad) feed the ops that used them; the op events say which.
+    fed: list[tuple[str, str]] = []
+    for e in trace.events:
+        if e.get("kind") == "op":
+            targets = [nid for nid in e.get("grad_fn", ()) if nid in nodes]
+            fed.extend((tid, nid) for tid in dict.fromkeys(e.get("inputs", ())) for nid in targets)
+    feeders = {tid for tid, _ in fed}
+    tensors = [
+        t
+        for t in trace.tensors
+        if t.id in leaves
+        or t.grad_fn in nodes
+        or (t.name is not None and t.requires_grad)
+        or (not t.requires_grad and t.id in feeders)
+    ]
+    drawn = {t.id for t in tensors}
     g = nx.MultiDiGraph()
-    for t in trace.tensors:
+    for t in tensors:
         g.add_node(t.id, item=_tensor_node(t))
     for n in trace.nodes:
-        g.add_node(n.id, item=_op_node(n))
+        if n.id in nodes:
+            g.add_node(n.id, item=_op_node(n))
     # The tensor that carries output `nr` of node `id` forward, where the user kept one.
     carrier: dict[tuple[str, int], str] = {}
-    for t in trace.tensors:
-        if t.grad_fn is not None:
+    for t in tensors:
+        if t.grad_fn in nodes:
             carrier.setdefault((t.grad_fn, t.output_nr), t.id)
             g.add_edge(t.grad_fn, t.id)
     for n in trace.nodes:
-        if n.variable is not None:
+        if n.id not in nodes:
+            continue
+        if n.variable in drawn:
             g.add_edge(n.variable, n.id)
         nrs = n.next_nr or [0] * len(n.next)
         for source, nr in zip(n.next, nrs, strict=False):
             g.add_edge(carrier.get((source, nr), source), n.id)
+    constants = {t.id for t in tensors if not t.requires_grad}
+    for tid, nid in dict.fromkeys(fed):
+        if tid in constants:
+            g.add_edge(tid, nid)
     return g
 
 

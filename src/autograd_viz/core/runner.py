@@ -7,12 +7,21 @@ import os
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from autograd_viz.core.capture import Registry, Tracer
+from autograd_viz.core.capture._tracer import DEFAULT_MAX_EVENTS
 from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES, capture_graph
 from autograd_viz.core.trace import Trace
+
+# Frames of ours (and torch's dispatch to our mode) that a user's traceback should not show.
+_HIDDEN_FRAMES = (
+    str(Path(__file__).resolve().parent),
+    str(Path(torch.__file__).parent / "overrides.py"),
+)
 
 
 def preferred_device() -> str:
@@ -38,7 +47,11 @@ def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
         for frame, lineno in traceback.walk_tb(tb):
             if frame.f_code.co_filename == filename:
                 line = lineno
-    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    report = traceback.TracebackException(type(exc), exc, tb)
+    report.stack = traceback.StackSummary.from_list(
+        [f for f in report.stack if not f.filename.startswith(_HIDDEN_FRAMES)]
+    )
+    text = "".join(report.format())
     return {
         "kind": "error",
         "type": type(exc).__name__,
@@ -54,6 +67,7 @@ def run_source(
     filename: str = "<editor>",
     namespace: dict[str, Any] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    max_events: int = DEFAULT_MAX_EVENTS,
 ) -> Trace:
     """Execute `code` in `namespace` and return the trace of what it left behind.
 
@@ -73,20 +87,26 @@ def run_source(
         event["traceback"] = "".join(traceback.format_exception_only(type(exc), exc))
         trace.events.append(event)
         sys.stderr.write(event["traceback"])
+        trace.error = event
         return capture_graph(namespace, trace, max_nodes)
+    registry = Registry(max_nodes)
+    tracer = Tracer(trace.events, filename, registry, namespace, max_events)
     try:
-        exec(compiled, namespace)
+        with tracer:
+            exec(compiled, namespace)
     except BaseException as exc:  # the user's error, whatever it is, belongs in the trace
         tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
         event = _error_event(exc, tb, filename)
         trace.events.append(event)
         sys.stderr.write(event["traceback"])
+    seconds = round(time.perf_counter() - started, 6)
     trace.events.append(
-        {
-            "kind": "run_end",
-            "line": None,
-            "seconds": round(time.perf_counter() - started, 6),
-            "ok": not trace.errors,
-        }
+        {"kind": "run_end", "line": None, "seconds": seconds, "ok": not trace.errors}
     )
-    return capture_graph(namespace, trace, max_nodes)
+    if tracer.events_capped:
+        trace.notes.append(
+            f"The run produced more than {max_events:,} events; recording stopped there "
+            "and the script ran on to the end."
+        )
+    trace.error = trace.errors[0] if trace.errors else None
+    return capture_graph(namespace, trace, max_nodes, registry)

@@ -83,6 +83,7 @@ class Trace:
     events: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False
     notes: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # the error that stopped the run, or None
     version: int = TRACE_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,6 +125,7 @@ class Trace:
             events=list(data.get("events", [])),
             truncated=bool(data.get("truncated", False)),
             notes=list(data.get("notes", [])),
+            error=data.get("error"),
             version=int(data.get("version", TRACE_VERSION)),
         )
 

@@ -1,0 +1,93 @@
+"""Which nn.Module an op ran in, and what optimizer.step() changed: torch's global hooks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.nn.modules import module as nn_module
+from torch.optim import optimizer as optim_module
+
+from autograd_viz.core.values import event_value
+
+if TYPE_CHECKING:
+    from autograd_viz.core.capture._tracer import Tracer
+
+
+class ModuleAndOptimizerHooks:
+    """Global module forward hooks keep a stack of module paths (`model.0`); global
+    optimizer step hooks turn each `step()` into parameter-update events."""
+
+    def __init__(self, tracer: Tracer, namespace: dict[str, Any]) -> None:
+        self.tracer = tracer
+        self.namespace = namespace
+        self._stack: list[str] = []
+        self._names: dict[int, str] = {}
+        self._handles: list[Any] = []
+        self._step_before: list[tuple[torch.Tensor, Any]] = []
+
+    def install(self) -> None:
+        """Register the global hooks (removed again by `remove`)."""
+        self._handles = [
+            nn_module.register_module_forward_pre_hook(self._enter_module),
+            nn_module.register_module_forward_hook(self._leave_module, always_call=True),
+            optim_module.register_optimizer_step_pre_hook(self._before_step),
+            optim_module.register_optimizer_step_post_hook(self._after_step),
+        ]
+
+    def remove(self) -> None:
+        """Remove every hook this object registered."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    def module_stack(self) -> list[str]:
+        """Paths of the modules the current op runs in, outermost first."""
+        return list(self._stack)
+
+    def module_name(self, module: torch.nn.Module) -> str:
+        """`model.0` for a module reachable from the user's variables, else its class name."""
+        name = self._names.get(id(module))
+        if name is None:
+            for var, obj in list(self.namespace.items()):
+                if isinstance(obj, torch.nn.Module) and not var.startswith("_"):
+                    for path, sub in obj.named_modules(prefix=var):
+                        self._names.setdefault(id(sub), path)
+            name = self._names.setdefault(id(module), type(module).__name__)
+        return name
+
+    def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        self._stack.append(self.module_name(module))
+
+    def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if self._stack:
+            self._stack.pop()
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        tracer = self.tracer
+        tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
+        self._step_before = [
+            (p, event_value(p))
+            for group in optimizer.param_groups
+            for p in group["params"]
+            if p.grad is not None
+        ]
+
+    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        tracer = self.tracer
+        try:
+            line = tracer.user_line()
+            for p, before in self._step_before:
+                tracer.emit(
+                    {
+                        "kind": "param_update",
+                        "line": line,
+                        "tensor": tracer.tid(p),
+                        "how": f"{type(optimizer).__name__}.step()",
+                        "before": before,
+                        "after": event_value(p),
+                    }
+                )
+        finally:
+            self._step_before = []
+            tracer.quiet = max(0, tracer.quiet - 1)

@@ -1,0 +1,132 @@
+"""Stable ids for the tensors and autograd nodes a run touches."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections import deque
+from typing import Any
+
+import torch
+
+from autograd_viz.core.trace import NodeInfo
+
+_runs = itertools.count()
+
+
+class Registry:
+    """Hands out ids `t0, t1, …` for tensors and `n0, n1, …` for autograd nodes.
+
+    Neither is kept alive by tracing. Tensors are held weakly: a tensor's Python object
+    is stable while the tensor lives, so id() is a safe key while the weak reference is
+    alive. Nodes cannot be weakly referenced, so a node's id is written into the node's
+    own `metadata` dict (under a key unique to this run) and dies with it. Each node's
+    name and edges are recorded once, when it is first seen; past `max_nodes` new nodes
+    get no id and `nodes_capped` says so.
+    """
+
+    def __init__(self, max_nodes: int) -> None:
+        self.max_nodes = max_nodes
+        self._key = f"autograd_viz.node.{next(_runs)}"
+        self._tensor_ids: dict[int, tuple[Any, str]] = {}
+        self._tensor_count = 0
+        self.nodes: dict[str, NodeInfo] = {}
+        self.nodes_capped = False
+
+    # ---- tensors ----------------------------------------------------------------
+    def tensor_id(self, t: torch.Tensor) -> str:
+        """The id of `t`, assigning one the first time it is seen."""
+        key = id(t)
+        entry = self._tensor_ids.get(key)
+        if entry is not None and entry[0]() is t:
+            return entry[1]
+        tid = f"t{self._tensor_count}"
+        self._tensor_count += 1
+
+        def forget(ref: Any, key: int = key) -> None:
+            current = self._tensor_ids.get(key)
+            if current is not None and current[0] is ref:
+                del self._tensor_ids[key]
+
+        try:
+            ref: Any = weakref.ref(t, forget)
+        except TypeError:  # a tensor-like without weakref support: keep it alive instead
+            ref = _Strong(t)
+        self._tensor_ids[key] = (ref, tid)
+        return tid
+
+    def known_tensor_id(self, t: torch.Tensor) -> str | None:
+        """The id of `t` if it has one, without assigning."""
+        entry = self._tensor_ids.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def live_tensors(self) -> list[tuple[str, torch.Tensor]]:
+        """The (id, tensor) pairs still alive, in id order."""
+        alive = [(tid, ref()) for ref, tid in list(self._tensor_ids.values())]
+        pairs = [(tid, t) for tid, t in alive if t is not None]
+        return sorted(pairs, key=lambda pair: int(pair[0][1:]))
+
+    # ---- nodes ------------------------------------------------------------------
+    def known_node_id(self, node: Any) -> str | None:
+        """The id of a node registered in this run, or None."""
+        if node is None:
+            return None
+        try:
+            return node.metadata.get(self._key)
+        except (AttributeError, RuntimeError):
+            return None
+
+    def node_id(self, node: Any) -> str | None:
+        """The id of a grad_fn node, registering it and the graph behind it as needed."""
+        nid = self.known_node_id(node)
+        if nid is not None or node is None:
+            return nid
+        return self._register(node)
+
+    def _assign(self, node: Any) -> str | None:
+        if len(self.nodes) >= self.max_nodes:
+            self.nodes_capped = True
+            return None
+        nid = f"n{len(self.nodes)}"
+        try:
+            node.metadata[self._key] = nid
+        except (AttributeError, RuntimeError):
+            return None
+        info = NodeInfo(id=nid, name=type(node).__name__, tensor=None, variable=None, next=[])
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            info.variable = info.tensor = self.tensor_id(variable)
+        self.nodes[nid] = info
+        return nid
+
+    def _register(self, root: Any) -> str | None:
+        """Give ids to `root` and every not-yet-seen node behind it, breadth first."""
+        root_id = self._assign(root)
+        if root_id is None:
+            return None
+        queue: deque[Any] = deque([root])
+        while queue:
+            node = queue.popleft()
+            info = self.nodes[node.metadata[self._key]]
+            for next_node, nr in getattr(node, "next_functions", ()):
+                if next_node is None:
+                    continue
+                next_id = self.known_node_id(next_node)
+                if next_id is None:
+                    next_id = self._assign(next_node)
+                    if next_id is None:
+                        continue
+                    queue.append(next_node)
+                info.next.append(next_id)
+                info.next_nr.append(int(nr))
+        return root_id
+
+
+class _Strong:
+    """Stands in for a weak reference to an object that does not allow one."""
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __call__(self) -> Any:
+        return self.obj

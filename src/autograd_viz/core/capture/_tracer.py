@@ -1,0 +1,291 @@
+"""The tracer: a TorchFunctionMode that records forward ops, backward calls, resets and
+history breaks, tied to the user's source lines."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import weakref
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from autograd_viz.core.capture._backward import BackwardRecorder
+from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
+from autograd_viz.core.capture._registry import Registry
+from autograd_viz.core.values import event_value, json_number
+
+DEFAULT_MAX_EVENTS = 50_000
+
+# Calls that turn a tensor into something autograd cannot follow.
+HISTORY_BREAKS = {
+    "item": "item()",
+    "tolist": "tolist()",
+    "numpy": "numpy()",
+    "__float__": "float()",
+    "__int__": "int()",
+    "__bool__": "bool()",
+    "__index__": "index",
+    "__complex__": "complex()",
+    "__array__": "numpy array",
+    "detach": "detach()",
+    "detach_": "detach_()",
+}
+BACKWARD_CALLS = {
+    torch.Tensor.backward: ".backward()",
+    torch.autograd.backward: "torch.autograd.backward()",
+    torch.autograd.grad: "torch.autograd.grad()",
+}
+_SKIP = {"_record_function_enter_new", "_record_function_exit"}
+
+
+def _flatten(values: Any) -> list[Any]:
+    """Tensors and other values from args/results, one level into lists, tuples, dicts."""
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            out.extend(v)
+        elif isinstance(v, dict):
+            out.extend(v.values())
+        else:
+            out.append(v)
+    return out
+
+
+def _tensors(values: Any) -> list[torch.Tensor]:
+    return [v for v in _flatten(values) if isinstance(v, torch.Tensor)]
+
+
+class _Mode(TorchFunctionMode):
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__()
+        self.tracer = tracer
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.tracer.dispatch(func, args, kwargs or {})
+
+
+class Tracer:
+    """Records everything torch does while user code runs inside `with tracer:`."""
+
+    def __init__(
+        self,
+        events: list[dict[str, Any]],
+        filename: str,
+        registry: Registry,
+        namespace: dict[str, Any],
+        max_events: int = DEFAULT_MAX_EVENTS,
+    ) -> None:
+        self.events = events
+        self.filename = filename
+        self.registry = registry
+        self.max_events = max_events
+        self.events_capped = False
+        self.quiet = 0  # > 0 while torch ops must run unrecorded (our snapshots, optimizer steps)
+        self.context = ModuleAndOptimizerHooks(self, namespace)
+        self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
+        self._mode = _Mode(self)
+
+    # ---- lifetime -----------------------------------------------------------------
+    def __enter__(self) -> Tracer:
+        self.context.install()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._mode.__exit__(*exc)
+        finally:
+            self.context.remove()
+
+    # ---- recording helpers ----------------------------------------------------------
+    def user_line(self) -> int | None:
+        """The line of the user's code that is running now (the innermost one)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Append an event unless the event cap is reached."""
+        if len(self.events) >= self.max_events:
+            self.events_capped = True
+            return
+        self.events.append(event)
+
+    def tid(self, t: torch.Tensor) -> str:
+        """The trace id of a tensor."""
+        return self.registry.tensor_id(t)
+
+    def own_grad(self, grad: torch.Tensor | None, leaf_id: str) -> None:
+        """Remember that `grad` is the .grad of a leaf, to spot `.grad.zero_()` later."""
+        if isinstance(grad, torch.Tensor):
+            with contextlib.suppress(TypeError):
+                self._grad_owner[id(grad)] = (weakref.ref(grad), leaf_id)
+
+    def grad_owner(self, t: Any) -> str | None:
+        """The leaf whose .grad `t` is, if we know it."""
+        entry = self._grad_owner.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    # ---- the dispatch ---------------------------------------------------------------
+    def dispatch(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """Run one torch call for real and record what it means."""
+        if self.quiet:
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        if name in ("__get__", "__set__", "__delete__"):
+            return self._attribute(func, name, args, kwargs)
+        call = BACKWARD_CALLS.get(func)
+        if call is not None:
+            return BackwardRecorder(self, func, call, args, kwargs).run()
+        if name in HISTORY_BREAKS:
+            result = func(*args, **kwargs)
+            self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
+            return result
+        if name in ("zero_", "_foreach_zero_"):
+            self._maybe_reset(name, args)
+        if name in _SKIP:
+            return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        self._op(name, args, kwargs, result)
+        return result
+
+    def _op(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        outputs = _tensors([result])
+        if not outputs or self.events_capped:
+            return
+        self.quiet += 1
+        try:
+            inputs = _tensors(args) + _tensors(kwargs.values())
+            event = {
+                "kind": "op",
+                "line": self.user_line(),
+                "op": name.strip("_") or name,
+                "inputs": [self.tid(t) for t in inputs],
+                "outputs": [self.tid(t) for t in outputs],
+                "grad_fn": [self.registry.node_id(t.grad_fn) for t in outputs],
+                "grad_enabled": torch.is_grad_enabled(),
+                "inplace": name.endswith("_") and not name.endswith("__"),
+                "modules": self.context.module_stack(),
+                "values": [event_value(t) for t in outputs],
+            }
+            constants = [repr(v) for v in _flatten(args) if isinstance(v, (int, float, bool))]
+            if constants:
+                event["constants"] = constants
+            for t, nid in zip(outputs, event["grad_fn"], strict=False):
+                info = self.registry.nodes.get(nid) if nid else None
+                if info is not None and info.tensor is None and t.output_nr == 0:
+                    info.tensor = self.tid(t)
+            self.emit(event)
+        finally:
+            self.quiet -= 1
+
+    def _history_break(self, how: str, t: Any, result: Any) -> None:
+        if not isinstance(t, torch.Tensor) or not t.requires_grad:
+            return  # nothing to cut: no autograd history runs through this tensor
+        self.quiet += 1
+        try:
+            event: dict[str, Any] = {
+                "kind": "history_break",
+                "line": self.user_line(),
+                "how": how,
+                "tensor": self.tid(t),
+                "grad_fn": self.registry.node_id(t.grad_fn),
+            }
+            if isinstance(result, torch.Tensor):
+                event["result"] = self.tid(result)
+                event["result_requires_grad"] = bool(result.requires_grad)
+            elif isinstance(result, (int, float, bool, complex)):
+                event["value"] = json_number(result)
+            self.emit(event)
+        finally:
+            self.quiet -= 1
+
+    def _maybe_reset(self, name: str, args: tuple) -> None:
+        targets = list(args[0]) if name == "_foreach_zero_" and args else list(args[:1])
+        for grad in targets:
+            leaf = self.grad_owner(grad)
+            if leaf is not None:
+                self.quiet += 1
+                try:
+                    self.emit(
+                        {
+                            "kind": "grad_reset",
+                            "line": self.user_line(),
+                            "tensor": leaf,
+                            "how": ".grad.zero_()",
+                            "before": event_value(grad),
+                        }
+                    )
+                finally:
+                    self.quiet -= 1
+
+    def _attribute(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
+        attr = getattr(getattr(func, "__self__", None), "__name__", "")
+        owner = args[0] if args else None
+        if not isinstance(owner, torch.Tensor) or attr not in ("grad", "data"):
+            return func(*args, **kwargs)
+        if name == "__get__":
+            result = func(*args, **kwargs)
+            if attr == "grad" and result is not None:
+                self.own_grad(result, self.tid(owner))
+            elif attr == "data":
+                leaf = self.grad_owner(owner)
+                if leaf is not None:  # x.grad.data is still x's grad storage
+                    self.own_grad(result, leaf)
+                self._history_break(".data", owner, result)
+            return result
+        if name == "__set__" and len(args) >= 2:
+            self.quiet += 1
+            try:
+                before = event_value(owner.grad if attr == "grad" else owner)
+            finally:
+                self.quiet -= 1
+            result = func(*args, **kwargs)
+            self.quiet += 1
+            try:
+                self._record_assignment(attr, owner, args[1], before)
+            finally:
+                self.quiet -= 1
+            return result
+        return func(*args, **kwargs)
+
+    def _record_assignment(self, attr: str, owner: torch.Tensor, value: Any, before: Any) -> None:
+        line = self.user_line()
+        if attr == "grad" and value is None:
+            if before is not None:
+                self.emit(
+                    {
+                        "kind": "grad_reset",
+                        "line": line,
+                        "tensor": self.tid(owner),
+                        "how": ".grad = None",
+                        "before": before,
+                    }
+                )
+        elif attr == "grad":
+            self.own_grad(value, self.tid(owner))
+            self.emit(
+                {
+                    "kind": "grad_assign",
+                    "line": line,
+                    "tensor": self.tid(owner),
+                    "before": before,
+                    "after": event_value(value),
+                }
+            )
+        else:
+            self.emit(
+                {
+                    "kind": "param_update",
+                    "line": line,
+                    "tensor": self.tid(owner),
+                    "how": ".data =",
+                    "before": before,
+                    "after": event_value(owner),
+                }
+            )
