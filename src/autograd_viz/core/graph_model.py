@@ -45,13 +45,13 @@ class DrawnGraph:
         return sum(1 for n in self.nodes.values() if not kinds or n.kind in kinds)
 
 
-def format_number(x: object) -> str:
+def format_number(x: object, digits: int = 4) -> str:
     """A compact, readable number (4 significant digits), as a learner would write it."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return str(x)
     if isinstance(x, int):
         return str(x)
-    text = f"{x:.4g}"
+    text = f"{x:.{digits}g}"
     if "." not in text and "e" not in text and "n" not in text:
         text += ".0"
     return text
@@ -64,11 +64,11 @@ def format_value(value: TensorValue | None) -> str:
     if not value.shape:
         return format_number(value.data)
     shape = "×".join(str(s) for s in value.shape)
-    if isinstance(value.data, list) and len(value.data) <= 4 and len(value.shape) == 1:
-        return "[" + ", ".join(format_number(v) for v in value.data) + "]"
+    if isinstance(value.data, list) and len(value.data) <= 3 and len(value.shape) == 1:
+        return "[" + ", ".join(format_number(v, 3) for v in value.data) + "]"
     if value.min is None:
         return f"[{shape}]"
-    return f"[{shape}] {format_number(value.min)}…{format_number(value.max)}"
+    return f"[{shape}] {format_number(value.min, 3)}…{format_number(value.max, 3)}"
 
 
 def _tensor_kind(t: TensorInfo) -> str:

@@ -19,7 +19,9 @@ from autograd_viz.ui._graph_style import (
 )
 
 ARROW_PX = 8.0
-LABEL_MIN_SPACING_PX = 40.0  # fewer pixels per layout unit than this: labels would overlap
+# Labels need this much room between layers and between rows, or they would overlap.
+LABEL_MIN_DX_PX = 80.0
+LABEL_MIN_DY_PX = 44.0
 
 
 class GraphOverlayItem(pg.GraphicsObject):
@@ -34,7 +36,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._graph = DrawnGraph()
         self._bounds = QRectF()
         self.labels_visible = True
-        self.last_pixels_per_unit = 0.0
+        self.last_spacing_px = (0.0, 0.0)
         self._title_font = QFont()
         self._title_font.setBold(True)
         self._title_font.setPointSizeF(9.0)
@@ -56,9 +58,17 @@ class GraphOverlayItem(pg.GraphicsObject):
         return self._bounds.adjusted(-1.0, -1.0, 1.0, 1.0)
 
     @staticmethod
-    def pixels_per_unit(transform: QTransform) -> float:
-        """Screen pixels per layout unit under `transform`."""
-        return QLineF(transform.map(QPointF(0, 0)), transform.map(QPointF(1, 0))).length()
+    def spacing_px(transform: QTransform) -> tuple[float, float]:
+        """Screen pixels per layout unit, across (between layers) and down (between rows)."""
+        origin = transform.map(QPointF(0, 0))
+        across = QLineF(origin, transform.map(QPointF(1, 0))).length()
+        down = QLineF(origin, transform.map(QPointF(0, 1))).length()
+        return across, down
+
+    def labels_fit(self) -> bool:
+        """Whether the last paint had room for labels."""
+        dx, dy = self.last_spacing_px
+        return dx >= LABEL_MIN_DX_PX and dy >= LABEL_MIN_DY_PX
 
     def paint(self, painter: QPainter, *args) -> None:
         if not self._graph.nodes:
@@ -71,8 +81,8 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
         self._paint_edges(painter, screen)
-        self.last_pixels_per_unit = self.pixels_per_unit(transform)
-        if self.labels_visible and self.last_pixels_per_unit >= LABEL_MIN_SPACING_PX:
+        self.last_spacing_px = self.spacing_px(transform)
+        if self.labels_visible and self.labels_fit():
             self._paint_labels(painter, screen)
         painter.restore()
 

@@ -19,11 +19,11 @@ class NodeStyle:
 
 
 STYLES: dict[str, NodeStyle] = {
-    LEAF: NodeStyle("o", 26, "#a78bfa", "#6d28d9", "leaf tensor (requires grad)"),
-    CONSTANT: NodeStyle("o", 22, "#f8fafc", "#94a3b8", "leaf tensor (no grad)"),
-    RESULT: NodeStyle("h", 26, "#5eead4", "#0f766e", "non-leaf tensor (result)"),
-    OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "operation (grad_fn)"),
-    ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad (writes .grad)"),
+    LEAF: NodeStyle("o", 26, "#a78bfa", "#6d28d9", "leaf, requires grad"),
+    CONSTANT: NodeStyle("o", 22, "#f8fafc", "#94a3b8", "leaf, no grad"),
+    RESULT: NodeStyle("h", 26, "#5eead4", "#0f766e", "result (non-leaf)"),
+    OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "grad_fn node"),
+    ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad → .grad"),
 }
 
 LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]

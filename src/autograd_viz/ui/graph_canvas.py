@@ -12,9 +12,7 @@ from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
 from autograd_viz.ui._graph_style import BACKGROUND, LEGEND_ORDER, STYLES
 
-# Layout units between layers and between rows: room for a three-line label under each node.
-X_STEP = 1.7
-Y_STEP = 1.4
+MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
 
 
@@ -32,7 +30,6 @@ class GraphCanvas(pg.PlotWidget):
         plot.hideAxis("bottom")
         plot.setMenuEnabled(False)
         plot.hideButtons()
-        self.getViewBox().setAspectLocked(True)
         self.trace: Trace | None = None
         self.graph = DrawnGraph()
         self._overlay = GraphOverlayItem()
@@ -50,7 +47,8 @@ class GraphCanvas(pg.PlotWidget):
 
     def _add_legend(self) -> None:
         legend = pg.LegendItem(
-            offset=(8, 8),
+            offset=(8, -6),  # bottom left, one row: it never covers the top of the graph
+            colCount=len(LEGEND_ORDER),
             labelTextColor="#334155",
             brush=pg.mkBrush(255, 255, 255, 220),
             pen=pg.mkPen("#e2e8f0"),
@@ -72,9 +70,6 @@ class GraphCanvas(pg.PlotWidget):
         """Draw the graph of a trace and fit it into view."""
         self.trace = trace
         self.graph = drawn_graph(trace)
-        for node in self.graph.nodes.values():
-            node.x *= X_STEP
-            node.y *= Y_STEP
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
         if nodes:
@@ -124,12 +119,15 @@ class GraphCanvas(pg.PlotWidget):
             return
         xs = [n.x for n in self.graph.nodes.values()]
         ys = [n.y for n in self.graph.nodes.values()]
-        # Room for the legend on the left and the labels under the lowest row.
-        self.getViewBox().setRange(
-            xRange=(min(xs) - 1.2, max(xs) + 0.8),
-            yRange=(min(ys) - 1.0, max(ys) + 0.6),
-            padding=0.02,
-        )
+
+        def span(low: float, high: float) -> tuple[float, float]:
+            extra = max(0.0, MIN_SPAN - (high - low)) / 2
+            return low - extra, high + extra
+
+        # Room for the labels under the lowest row and for the legend below them.
+        x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
+        y_low, y_high = span(min(ys) - 1.3, max(ys) + 0.4)
+        self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()
