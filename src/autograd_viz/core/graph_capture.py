@@ -68,18 +68,15 @@ def capture_graph(
     max_nodes: int = DEFAULT_MAX_NODES,
     registry: Registry | None = None,
 ) -> Trace:
-    """Fill `trace` with the user's tensors (autograd ones, and any the run used), every
-    leaf of the graph, and every node registered during the run or reachable now."""
+    """Fill `trace` with the user's named tensors, every live leaf of the graph and every
+    live autograd tensor the events mention, and every node registered during the run."""
     trace = trace if trace is not None else Trace()
     registry = registry if registry is not None else Registry(max_nodes)
     referenced = _referenced(trace.events)
     names: dict[str, str] = {}
     objects: dict[str, torch.Tensor] = {}
     for name, t in namespace_roots(namespace):
-        known = registry.known_tensor_id(t)
-        if t.grad_fn is None and not t.requires_grad and known not in referenced:
-            continue
-        tid = known or registry.tensor_id(t)
+        tid = registry.tensor_id(t)
         names.setdefault(tid, name)
         objects[tid] = t
         registry.node_id(t.grad_fn)  # registers the graph behind it

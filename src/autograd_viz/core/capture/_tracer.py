@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import warnings
 import weakref
 from typing import Any
 
@@ -86,6 +87,7 @@ class Tracer:
         self.context = ModuleAndOptimizerHooks(self, namespace)
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
         self._mode = _Mode(self)
+        self._warning_registry: dict[Any, Any] = {}  # "default" warnings: once per line
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
@@ -143,7 +145,7 @@ class Tracer:
         if call is not None:
             return BackwardRecorder(self, func, call, args, kwargs).run()
         if name in HISTORY_BREAKS:
-            result = func(*args, **kwargs)
+            result = self._call_warning_at_user_line(func, args, kwargs)
             self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
             return result
         if name in ("zero_", "_foreach_zero_"):
@@ -152,6 +154,19 @@ class Tracer:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
         self._op(name, args, kwargs, result)
+        return result
+
+    def _call_warning_at_user_line(self, func: Any, args: tuple, kwargs: dict) -> Any:
+        """Call func; a warning it raises (\"Converting a tensor with requires_grad=True to a
+        scalar…\") points at the user's line, as it would without the tracer."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = func(*args, **kwargs)
+        line = self.user_line()
+        for w in caught:
+            warnings.warn_explicit(
+                w.message, w.category, self.filename, line or 0, module="__main__"
+            )
         return result
 
     def _op(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:

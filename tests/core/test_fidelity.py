@@ -1,0 +1,117 @@
+"""Every case runs twice: under the tracer and directly under torch. They must agree."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+import torch
+
+from autograd_viz.core.graph_capture import namespace_roots
+from autograd_viz.core.runner import run_source
+from autograd_viz.core.trace import TensorValue, Trace
+from tests.core.fidelity_cases import CASES
+
+TOLERANCE = 1e-6
+
+
+def run_plain(code: str) -> tuple[dict[str, Any], BaseException | None]:
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    try:
+        exec(compile(code, "<plain>", "exec"), namespace)
+    except Exception as exc:
+        return namespace, exc
+    return namespace, None
+
+
+def as_tensor(value: TensorValue) -> torch.Tensor:
+    def number(v: Any) -> Any:
+        if isinstance(v, list):
+            return [number(x) for x in v]
+        return {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}.get(v, v)
+
+    return torch.tensor(number(value.data), dtype=torch.float64).reshape(value.shape)
+
+
+def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.allclose(a.detach().double(), b, atol=TOLERANCE, rtol=TOLERANCE, equal_nan=True)
+
+
+def plain_node_names(t: torch.Tensor) -> Counter:
+    names: Counter = Counter()
+    seen: set[int] = set()
+    stack = [t.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        names[type(fn).__name__] += 1
+        stack.extend(f for f, _ in fn.next_functions)
+    return names
+
+
+def trace_node_names(trace: Trace, node_id: str) -> Counter:
+    nodes = {n.id: n for n in trace.nodes}
+    names: Counter = Counter()
+    seen: set[str] = set()
+    stack = [node_id]
+    while stack:
+        nid = stack.pop()
+        if nid in seen:
+            continue
+        seen.add(nid)
+        names[nodes[nid].name] += 1
+        stack.extend(nodes[nid].next)
+    return names
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_trace_agrees_with_torch(case: str) -> None:
+    code = CASES[case]
+    plain, plain_error = run_plain(code)
+    trace = run_source(code)
+    if plain_error is None:
+        assert trace.error is None, trace.error
+    else:
+        assert trace.error is not None
+        assert trace.error["type"] == type(plain_error).__name__
+        assert trace.error["message"] == str(plain_error)
+    checked = 0
+    for name, t in namespace_roots(plain):
+        info = trace.tensor_named(name)
+        if t.requires_grad or t.grad_fn is not None:
+            assert info is not None, f"{name} is missing from the trace"
+        if info is None:
+            continue
+        checked += 1
+        assert info.shape == list(t.shape)
+        assert info.requires_grad == t.requires_grad and info.is_leaf == t.is_leaf
+        assert close(t, as_tensor(info.value)), name
+        plain_grad = t.grad if (t.is_leaf or t.retains_grad) else None
+        assert (info.grad is None) == (plain_grad is None), name
+        if plain_grad is not None:
+            assert close(plain_grad, as_tensor(info.grad)), name
+        if t.grad_fn is not None:
+            assert info.grad_fn is not None
+            assert trace_node_names(trace, info.grad_fn) == plain_node_names(t), name
+    assert checked > 0
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_backward_node_events_respect_dependencies(case: str) -> None:
+    trace = run_source(CASES[case])
+    nodes = {n.id: n for n in trace.nodes}
+    passes: list[list[str]] = []
+    for e in trace.events:
+        if e["kind"] == "backward":
+            passes.append([])
+        elif e["kind"] == "node":
+            passes[-1].append(e["node"])
+    for order in passes:
+        position = {nid: i for i, nid in enumerate(order)}
+        for nid in order:  # a node runs after every node that sends it a gradient
+            for nxt in nodes[nid].next:
+                if nxt in position:
+                    assert position[nid] < position[nxt], (case, nid, nxt)
