@@ -14,7 +14,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := src/autograd_viz/resources/examples/first_graph.py
 
-.PHONY: run test lint screenshot clean
+.PHONY: run test lint screenshot bench clean
 
 run: $(STAMP)
 	$(BIN)/autograd-viz $(FILE)
@@ -28,6 +28,9 @@ lint: $(STAMP)
 
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/autograd-viz $(EXAMPLE) --run --screenshot docs/screenshot.png
+
+bench: $(STAMP)
+	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_capture
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -1,7 +1,8 @@
 """Command line: the GUI launcher and the headless `trace` command.
 
     autograd-viz [FILE.py] [--run] [--screenshot OUT.png] [--size WxH] [--timeout S]
-    autograd-viz trace FILE.py [--json OUT.json] [--max-nodes N]
+    autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
+                       [--max-nodes N] [--max-events N]
     autograd-viz --version
 
 This module imports no Qt, so `trace` works on machines without a display.
@@ -37,11 +38,25 @@ def _trace_parser() -> argparse.ArgumentParser:
         "script's own prints sent to standard error)",
     )
     parser.add_argument(
+        "--device",
+        default=None,
+        metavar="DEVICE",
+        help="torch's default device while the script runs: auto (cuda when available), "
+        "cpu, cuda or cuda:N (default: leave torch's default, the cpu)",
+    )
+    parser.add_argument(
+        "--max-events",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop recording events after N, letting the script run on (default 50000)",
+    )
+    parser.add_argument(
         "--max-nodes",
         type=int,
         default=None,
         metavar="N",
-        help="cap on graph nodes walked (default 5000)",
+        help="give ids to at most N autograd nodes (default 20000)",
     )
     return parser
 
@@ -95,8 +110,15 @@ def trace_main(argv: list[str]) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
 
+    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
     from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES
-    from autograd_viz.core.runner import run_source, set_torch_threads
+    from autograd_viz.core.runner import resolve_device, run_source, set_torch_threads
+
+    try:
+        device = resolve_device(args.device)
+    except (RuntimeError, ValueError) as exc:
+        print(f"autograd-viz: --device {args.device}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     set_torch_threads()
     namespace = {"__name__": "__main__", "__file__": str(args.file)}
@@ -107,7 +129,12 @@ def trace_main(argv: list[str]) -> int:
     )
     with redirect:
         trace = run_source(
-            code, str(args.file), namespace, max_nodes=args.max_nodes or DEFAULT_MAX_NODES
+            code,
+            str(args.file),
+            namespace,
+            max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
+            max_events=args.max_events or DEFAULT_MAX_EVENTS,
+            device=device,
         )
     if args.json_out is None:
         sys.stdout.write(trace.to_json(indent=1) + "\n")

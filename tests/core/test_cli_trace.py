@@ -58,3 +58,23 @@ def test_missing_file_is_a_one_line_message(tmp_path: Path) -> None:
 def test_version() -> None:
     done = _cli("--version")
     assert done.returncode == 0 and done.stdout.startswith("autograd-viz 0.")
+
+
+def test_device_flag(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    done = _cli("trace", str(EXAMPLES / "lab_loss.py"), "--device", "auto", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["device"] in ("cpu", "cuda:0")
+    assert {t["device"] for t in data["tensors"]} == {data["device"]}
+    bad = _cli("trace", str(EXAMPLES / "lab_loss.py"), "--device", "gpu")
+    assert bad.returncode == 2 and bad.stderr.startswith("autograd-viz: --device gpu:")
+
+
+def test_event_cap_flag(tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    done = _cli("trace", str(EXAMPLES / "first_graph.py"), "--max-events", "3", "--json", str(out))
+    data = json.loads(out.read_text())
+    assert done.returncode == 0
+    assert len(data["events"]) == 4  # three recorded, then run_end
+    assert any("recording stopped" in n for n in data["notes"])

@@ -67,6 +67,7 @@ def trace_node_names(trace: Trace, node_id: str) -> Counter:
     return names
 
 
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_trace_agrees_with_torch(case: str) -> None:
     code = CASES[case]

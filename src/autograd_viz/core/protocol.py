@@ -63,6 +63,6 @@ def kernel_run(code: str, filename: str, namespace: dict[str, Any]) -> None:
     from autograd_viz.core.runner import run_source
 
     trace = run_source(code, filename, namespace)
-    payload = trace.to_dict()
-    payload["protocol"] = PROTOCOL_VERSION
+    # The trace crosses as one JSON string: serialised once here, parsed once in the app.
+    payload = {"protocol": PROTOCOL_VERSION, "trace": trace.to_json()}
     _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")

@@ -12,8 +12,7 @@ from typing import Any
 
 import torch
 
-from autograd_viz.core.capture import Registry, Tracer
-from autograd_viz.core.capture._tracer import DEFAULT_MAX_EVENTS
+from autograd_viz.core.capture import DEFAULT_MAX_EVENTS, Registry, Tracer
 from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES, capture_graph
 from autograd_viz.core.trace import Trace
 
@@ -27,6 +26,18 @@ _HIDDEN_FRAMES = (
 def preferred_device() -> str:
     """The device new work should go to: the first GPU when there is one."""
     return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_device(device: str | None) -> str | None:
+    """`auto` → the preferred device; `cpu`, `cuda`, `cuda:N` are checked; None stays None."""
+    if device is None:
+        return None
+    if device == "auto":
+        return preferred_device()
+    parsed = torch.device(device)  # raises RuntimeError for nonsense like "gpu"
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} asked for, but torch sees no CUDA device")
+    return str(parsed) if parsed.index is not None or parsed.type != "cuda" else "cuda:0"
 
 
 def set_torch_threads(threads: int | None = None) -> int:
@@ -68,15 +79,20 @@ def run_source(
     namespace: dict[str, Any] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     max_events: int = DEFAULT_MAX_EVENTS,
+    device: str | None = None,
 ) -> Trace:
     """Execute `code` in `namespace` and return the trace of what it left behind.
+
+    With `device` (`cpu`, `cuda:N` or `auto`), that is torch's default device while the
+    code runs, so `torch.tensor(...)` lands there; otherwise torch's default is untouched.
 
     A syntax error runs nothing. An exception (KeyboardInterrupt included) stops the
     code where it happened; its traceback is printed to stderr and recorded as an
     error event, and the graph of whatever exists by then is still captured.
     """
     namespace = namespace if namespace is not None else {"__name__": "__main__"}
-    trace = Trace(source=filename, torch=torch.__version__, device=preferred_device())
+    device = resolve_device(device)
+    trace = Trace(source=filename, torch=torch.__version__, device=device or preferred_device())
     # Lets tracebacks and the inspector show the user's lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     started = time.perf_counter()
@@ -91,7 +107,10 @@ def run_source(
         return capture_graph(namespace, trace, max_nodes)
     registry = Registry(max_nodes)
     tracer = Tracer(trace.events, filename, registry, namespace, max_events)
+    previous_device = torch.get_default_device()
     try:
+        if device is not None:
+            torch.set_default_device(device)
         with tracer:
             exec(compiled, namespace)
     except BaseException as exc:  # the user's error, whatever it is, belongs in the trace
@@ -99,6 +118,9 @@ def run_source(
         event = _error_event(exc, tb, filename)
         trace.events.append(event)
         sys.stderr.write(event["traceback"])
+    finally:
+        if device is not None:
+            torch.set_default_device(previous_device)
     seconds = round(time.perf_counter() - started, 6)
     trace.events.append(
         {"kind": "run_end", "line": None, "seconds": seconds, "ok": not trace.errors}

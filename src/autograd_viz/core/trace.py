@@ -1,20 +1,24 @@
 """The trace: the contract between the kernel, the GUI, the CLI and the tests.
 
 A trace is plain JSON. Its keys are stable; new keys may be added, none renamed.
+docs/trace.md documents every key; in short:
 
     version      trace format version (int)
     source       file name the code was run as
-    torch        torch version string; device: the device the kernel prefers
+    torch        torch version string; device: the device the run used
     tensors      [{id, name, shape, dtype, device, requires_grad, is_leaf,
                    retains_grad, grad_fn, output_nr, value, grad}]
     nodes        [{id, name, tensor, variable, next, next_nr}]
-    events       [{kind, line, ...}] in the order they happened
-    truncated    true when the graph walk stopped at the node cap
-    notes        human-readable remarks (e.g. why the graph was capped)
+    events       [{kind, line, ...}] in the order they happened: op, backward, node,
+                 accumulate, grad_reset, grad_assign, param_update, history_break,
+                 error, run_end
+    error        null, or the error event that stopped the run
+    truncated    true when the node cap was reached
+    notes        human-readable remarks (why something was capped)
 
 `value` and `grad` are TensorValue objects ({shape, data, min, max, mean, norm, first});
 `grad` is null exactly where PyTorch's `.grad` is None. `data` holds the full nested
-list for small tensors and is null for big ones, which are summarised.
+list for tensors up to 10,000 elements and is null for bigger ones, which are summarised.
 """
 
 from __future__ import annotations
@@ -87,12 +91,29 @@ class Trace:
     version: int = TRACE_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form of the trace."""
-        return asdict(self)
+        """The JSON-ready form of the trace (events are shared, not copied)."""
+        return {
+            "source": self.source,
+            "torch": self.torch,
+            "device": self.device,
+            "tensors": [asdict(t) for t in self.tensors],
+            "nodes": [asdict(n) for n in self.nodes],
+            "events": list(self.events),
+            "truncated": self.truncated,
+            "notes": list(self.notes),
+            "error": self.error,
+            "version": self.version,
+        }
 
     def to_json(self, indent: int | None = None) -> str:
-        """The trace as a JSON string."""
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+        """The trace as strict JSON: NaN and infinities are written as strings."""
+        data = self.to_dict()
+        try:
+            return json.dumps(data, indent=indent, allow_nan=False)
+        except ValueError:  # a NaN or infinity somewhere: the rare, slower path
+            from autograd_viz.core.values import json_safe
+
+            return json.dumps(json_safe(data), indent=indent, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
         """Write the trace to a JSON file."""

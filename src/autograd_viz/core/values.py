@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 from typing import Any
 
 import torch
@@ -33,6 +32,20 @@ def _json_nested(x: Any) -> Any:
     return json_number(x)
 
 
+def _stats(flat: torch.Tensor) -> tuple[float, float, float, float]:
+    """min, max, mean, norm of a flat, non-empty tensor (magnitudes for complex)."""
+    values = flat.abs() if flat.is_complex() else flat
+    values = values.to(torch.float64)
+    low, high = torch.aminmax(values)
+    return low.item(), high.item(), values.mean().item(), values.norm().item()
+
+
+def _data(d: torch.Tensor) -> Any:
+    """The nested values (complex numbers as [re, im]); NaN and infinities stay floats
+    here and become strings when the trace is serialised (see `json_safe`)."""
+    return _json_nested(d.tolist()) if d.is_complex() else d.tolist()
+
+
 def tensor_value(
     t: torch.Tensor, full_limit: int = FULL_DATA_LIMIT, stats_limit: int | None = None
 ) -> TensorValue | None:
@@ -42,36 +55,65 @@ def tensor_value(
     (when given) only the shape does.
     """
     try:
-        with torch.no_grad():
-            d = t.detach()
-            if d.is_sparse or d.device.type == "meta":
-                return TensorValue(shape=list(d.shape), data=None)
-            n = d.numel()
-            if stats_limit is not None and n > stats_limit:
-                return TensorValue(shape=list(d.shape), data=None)
-            d = d.cpu()
-            data = _json_nested(d.tolist()) if n <= full_limit else None
-            value = TensorValue(shape=list(d.shape), data=data)
-            if n == 0:
-                return value
-            flat = d.reshape(-1)
-            value.first = [json_number(v) for v in flat[:FIRST_VALUES].tolist()]
-            stats = flat.abs().double() if d.is_complex() else flat.double()
-            value.min = json_number(stats.min().item())
-            value.max = json_number(stats.max().item())
-            value.mean = json_number(stats.mean().item())
-            value.norm = json_number(stats.norm().item())
+        d = t.detach()  # reading a detached view records nothing in the graph
+        shape = list(d.shape)
+        if d.is_sparse or d.device.type == "meta":
+            return TensorValue(shape=shape, data=None)
+        n = d.numel()
+        if stats_limit is not None and n > stats_limit:
+            return TensorValue(shape=shape, data=None)
+        d = d.cpu()
+        value = TensorValue(shape=shape, data=_data(d) if n <= full_limit else None)
+        if n == 0:
             return value
+        flat = d.reshape(-1)
+        value.first = _data(flat[:FIRST_VALUES])
+        value.min, value.max, value.mean, value.norm = _stats(flat)
+        return value
     except Exception:  # an exotic tensor we cannot read must not break the trace
         return None
 
 
 def event_value(t: Any) -> dict[str, Any] | None:
-    """A small JSON snapshot of a tensor for an event (None for a non-tensor)."""
+    """A small snapshot of a tensor for an event (None for a non-tensor).
+
+    Small tensors carry their values (`data`), bigger ones a summary instead, so that
+    recording stays cheap next to the op itself.
+    """
     if not isinstance(t, torch.Tensor):
         return None
-    value = tensor_value(t, EVENT_DATA_LIMIT, STATS_LIMIT)
-    return None if value is None else asdict(value)
+    try:
+        d = t.detach()
+        n = d.numel()
+        if d.is_sparse or d.device.type == "meta" or n > STATS_LIMIT:
+            return {"shape": list(d.shape), "data": None}
+        d = d.cpu()
+        if n <= EVENT_DATA_LIMIT:
+            return {"shape": list(d.shape), "data": _data(d)}
+        flat = d.reshape(-1)
+        low, high, mean, norm = _stats(flat)
+        return {
+            "shape": list(d.shape),
+            "data": None,
+            "min": low,
+            "max": high,
+            "mean": mean,
+            "norm": norm,
+            "first": _data(flat[:FIRST_VALUES]),
+        }
+    except Exception:
+        return None
+
+
+def json_safe(x: Any) -> Any:
+    """A copy of a JSON-like structure with NaN and infinities as "nan", "inf", "-inf"."""
+    if isinstance(x, float):
+        return json_number(x)
+    if isinstance(x, list):
+        return [json_safe(v) for v in x]
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    return x
 
 
 def grad_value(t: torch.Tensor) -> TensorValue | None:

@@ -224,7 +224,7 @@ class KernelWorker(QObject):
 
     def _display(self, data: dict[str, Any]) -> None:
         if TRACE_MIME in data:
-            self.trace.emit(Trace.from_dict(data[TRACE_MIME]))
+            self.trace.emit(Trace.from_json(data[TRACE_MIME]["trace"]))
         elif KERNEL_INFO_MIME in data:
             self.info.emit(dict(data[KERNEL_INFO_MIME]))
         elif "text/plain" in data:

@@ -7,6 +7,6 @@ exits; nothing in torch is patched.
 """
 
 from autograd_viz.core.capture._registry import Registry
-from autograd_viz.core.capture._tracer import Tracer
+from autograd_viz.core.capture._tracer import DEFAULT_MAX_EVENTS, Tracer
 
-__all__ = ["Registry", "Tracer"]
+__all__ = ["DEFAULT_MAX_EVENTS", "Registry", "Tracer"]

@@ -97,31 +97,25 @@ class BackwardRecorder:
             if nid is None or nid in seen:
                 continue
             seen.add(nid)
-            self._handles.append(node.register_prehook(self._pre_hook(node, nid)))
-            self._handles.append(node.register_hook(self._post_hook(node, nid)))
+            leaf = getattr(node, "variable", None)
+            if isinstance(leaf, torch.Tensor):
+                # AccumulateGrad runs once per pass, so .grad now is .grad "before".
+                self._before[nid] = event_value(leaf.grad)
+            self._handles.append(node.register_hook(self._post_hook(node, nid, leaf)))
             queue.extend(n for n, _ in node.next_functions if n is not None)
 
-    def _pre_hook(self, node: Any, nid: str):
-        leaf = getattr(node, "variable", None)
-
-        def pre(grad_outputs: tuple) -> None:
-            if isinstance(leaf, torch.Tensor):
-                self._before[nid] = event_value(leaf.grad)
-
-        return pre
-
-    def _post_hook(self, node: Any, nid: str):
-        leaf = getattr(node, "variable", None)
+    def _post_hook(self, node: Any, nid: str, leaf: Any):
         name = type(node).__name__
+        tracer = self.tracer
+        line = self.line
 
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
             # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it,
             # one per next_functions entry.
-            tracer = self.tracer
             tracer.emit(
                 {
                     "kind": "node",
-                    "line": self.line,
+                    "line": line,
                     "node": nid,
                     "name": name,
                     "grads_in": [event_value(g) for g in grad_outputs],
@@ -134,7 +128,7 @@ class BackwardRecorder:
                 tracer.emit(
                     {
                         "kind": "accumulate",
-                        "line": self.line,
+                        "line": line,
                         "tensor": leaf_id,
                         "node": nid,
                         "before": self._before.pop(nid, None),

@@ -4,6 +4,7 @@ history breaks, tied to the user's source lines."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 import warnings
 import weakref
@@ -18,6 +19,10 @@ from autograd_viz.core.capture._registry import Registry
 from autograd_viz.core.values import event_value, json_number
 
 DEFAULT_MAX_EVENTS = 50_000
+# Recording allocates many small, long-lived objects; at Python's default thresholds the
+# cyclic collector then rescans them all the time and costs more than the recording.
+# The user's own thresholds come back when the tracer exits.
+TRACING_GC_THRESHOLD = (50_000, 20, 20)
 
 # Calls that turn a tensor into something autograd cannot follow.
 HISTORY_BREAKS = {
@@ -91,6 +96,8 @@ class Tracer:
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
+        self._gc_threshold = gc.get_threshold()
+        gc.set_threshold(*TRACING_GC_THRESHOLD)
         self.context.install()
         self._mode.__enter__()
         return self
@@ -100,6 +107,7 @@ class Tracer:
             self._mode.__exit__(*exc)
         finally:
             self.context.remove()
+            gc.set_threshold(*self._gc_threshold)
 
     # ---- recording helpers ----------------------------------------------------------
     def user_line(self) -> int | None:

@@ -1,0 +1,114 @@
+"""Capture overhead: tracing vs plain execution of the same script, measured side by side.
+
+    python -m benchmarks.bench_capture [--repeat N]
+
+Each script runs plain (exec) and traced (run_source: tracer + final graph capture),
+alternating, N times; the table shows medians and the ratio traced / plain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import statistics
+import time
+
+import torch
+
+from autograd_viz.core.runner import run_source
+
+TOY = """
+import torch
+w = torch.tensor(3.0, requires_grad=True)
+x = torch.tensor(2.0)
+b = torch.tensor(1.0, requires_grad=True)
+loss = (w * x + b - 5) ** 2
+loss.backward()
+"""
+
+MLP = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+layers = []
+for _ in range({depth}):
+    layers += [nn.Linear(32, 32), nn.ReLU()]
+model = nn.Sequential(*layers, nn.Linear(32, 1))
+X = torch.randn(64, 32)
+y = torch.randn(64, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+opt.zero_grad()
+loss = nn.functional.mse_loss(model(X), y)
+loss.backward()
+opt.step()
+"""
+
+RNN = """
+import torch
+torch.manual_seed(0)
+W = torch.randn(16, 16, requires_grad=True)
+U = torch.randn(8, 16, requires_grad=True)
+xs = torch.randn({steps}, 8)
+h = torch.zeros(16)
+for t in range({steps}):
+    h = torch.tanh(h @ W * 0.1 + xs[t] @ U)
+loss = h.sum()
+loss.backward()
+"""
+
+CHAIN = """
+import torch
+x = torch.tensor(1.0, requires_grad=True)
+y = x
+for _ in range({n}):
+    y = y * 1.0001
+y.backward()
+"""
+
+SCRIPTS = [
+    ("seed toy (w·x+b−5)²", TOY),
+    ("MLP step, 8 layers", MLP.format(depth=8)),
+    ("MLP step, 30 layers", MLP.format(depth=30)),
+    ("RNN unrolled 2,000 steps", RNN.format(steps=2000)),
+    ("chain of 10,000 ops", CHAIN.format(n=10_000)),
+]
+
+
+def _plain(code: str) -> float:
+    compiled = compile(code, "<bench>", "exec")
+    gc.collect()  # each run starts without the previous run's garbage
+    start = time.perf_counter()
+    exec(compiled, {"__name__": "__main__"})
+    return time.perf_counter() - start
+
+
+def _traced(code: str) -> tuple[float, int]:
+    gc.collect()
+    start = time.perf_counter()
+    with contextlib.redirect_stderr(io.StringIO()):
+        trace = run_source(code, "<bench>")
+    return time.perf_counter() - start, len(trace.nodes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread, median of {args.repeat} alternating runs\n")
+    print(f"{'script':28} {'nodes':>7} {'plain s':>9} {'traced s':>9} {'ratio':>7}")
+    for title, code in SCRIPTS:
+        _plain(code), _traced(code)  # warm up imports and allocators
+        plain, traced, nodes = [], [], 0
+        for _ in range(args.repeat):
+            plain.append(_plain(code))
+            seconds, nodes = _traced(code)
+            traced.append(seconds)
+        p, t = statistics.median(plain), statistics.median(traced)
+        print(f"{title:28} {nodes:>7,} {p:>9.4f} {t:>9.4f} {t / p:>6.1f}×")
+
+
+if __name__ == "__main__":
+    main()
