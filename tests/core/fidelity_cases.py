@@ -228,4 +228,96 @@ x = torch.tensor(2.0, requires_grad=True)
 y = x * x
 z = y.unknown_method()
 """,
+    "multi_output_ops": """
+import torch
+torch.manual_seed(2)
+x = torch.randn(4, 3, requires_grad=True)
+values, indices = x.max(dim=1)
+first, second = x.split([1, 3], dim=0)
+parts = torch.unbind(x, dim=1)
+loss = values.sum() + first.mean() + second.abs().sum() + parts[2].prod()
+loss.backward()
+""",
+    "cat_stack_where": """
+import torch
+a = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+b = torch.tensor([0.5, 0.5, -1.0], requires_grad=True)
+c = torch.cat([a, b])
+s = torch.stack([a, b]).sum(dim=0)
+w = torch.where(a > 0, a * b, b ** 2)
+loss = c.sum() + (s * w).sum()
+loss.backward()
+""",
+    "indexing_views": """
+import torch
+x = torch.arange(12.0).reshape(3, 4).requires_grad_()
+y = x[1:, ::2]
+z = x.view(4, 3).t()
+v = x.T.expand(2, 4, 3)
+loss = y.sum() * 2 + (z ** 2).sum() + v.mean()
+loss.backward()
+""",
+    "softmax_cross_entropy": """
+import torch
+torch.manual_seed(3)
+logits = torch.randn(5, 4, requires_grad=True)
+target = torch.tensor([0, 3, 1, 1, 2])
+loss = torch.nn.functional.cross_entropy(logits, target)
+probs = logits.softmax(dim=-1)
+loss.backward()
+""",
+    "no_grad_decorator_and_requires_grad_": """
+import torch
+@torch.no_grad()
+def evaluate(t):
+    return t * 10
+a = torch.tensor([1.0, 2.0])
+a.requires_grad_()
+frozen = evaluate(a)
+live = (a * 3).sum()
+live.backward()
+""",
+    "clone_and_grad_none": """
+import torch
+p = torch.tensor([2.0, -1.0], requires_grad=True)
+q = p.clone()
+(q * q).sum().backward()
+p.grad = None
+(p * 4).sum().backward()
+""",
+    "grad_accumulation_three_times": """
+import torch
+x = torch.tensor(2.0, requires_grad=True)
+for _ in range(3):
+    y = x ** 2
+    y.backward()
+""",
+    "double_backward_hessian_vector": """
+import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = (x ** 3).sum()
+(g,) = torch.autograd.grad(y, x, create_graph=True)
+hv = (g * torch.tensor([1.0, 0.0])).sum()
+hv.backward()
+""",
+    "integer_and_bool_tensors": """
+import torch
+counts = torch.tensor([1, 2, 3])
+mask = counts > 1
+w = torch.tensor([0.5, 1.5, 2.5], requires_grad=True)
+loss = (w * counts * mask).sum()
+loss.backward()
+""",
+    "float64_precision": """
+import torch
+x = torch.tensor([1e-8, 1.0, 1e8], dtype=torch.float64, requires_grad=True)
+y = (x.log() * x).sum()
+y.backward()
+""",
+    "nan_and_inf": """
+import torch
+x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
+y = (x.log() * 2).sum()
+y.backward()
+""",
 }

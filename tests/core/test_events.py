@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from autograd_viz.core.runner import run_source
@@ -93,6 +94,7 @@ def test_no_grad_ops_are_marked_untracked() -> None:
     assert all(e["grad_fn"] == [None] for e in updates)
 
 
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
 def test_history_breaks() -> None:
     trace = run_source(CASES["history_breaks"])
     breaks = [(e["how"], e["line"]) for e in kinds(trace, "history_break")]

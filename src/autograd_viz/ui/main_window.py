@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QToolBar
 
+from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
@@ -204,7 +205,14 @@ class MainWindow(QMainWindow):
         if errors and errors[0].get("line"):
             first = errors[0]
             self.editor.mark_error(int(first["line"]), f"{first['type']}: {first['message']}")
-        summary = f"{len(trace.nodes)} autograd nodes, {len(trace.tensors)} tensors"
+        graph = self.canvas.graph
+        ops = sum(1 for e in trace.events if e.get("kind") == "op")
+        passes = sum(1 for e in trace.events if e.get("kind") == "backward")
+        summary = (
+            f"graph: {graph.count(OPERATION, ACCUMULATE)} nodes, "
+            f"{graph.count(LEAF, CONSTANT, RESULT)} tensors  ·  run: {ops} ops, "
+            f"{passes} backward pass{'es' if passes != 1 else ''}"
+        )
         if errors:
             summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
         self.statusBar().showMessage(summary)
