@@ -1,6 +1,7 @@
 """Command line: the GUI launcher and the headless `trace` command.
 
-    autograd-viz [FILE.py] [--run] [--screenshot OUT.png] [--size WxH] [--timeout S]
+    autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
+                 [--screenshot OUT.png] [--size WxH] [--timeout S]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N]
     autograd-viz --version
@@ -74,6 +75,19 @@ def _gui_parser() -> argparse.ArgumentParser:
         metavar="OUT.png",
         type=Path,
         help="save a PNG of the window once the graph is drawn, then exit",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("forward", "backward", "all"),
+        default=None,
+        help="with --run: show the player in this view (default: the end state)",
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --run: go to step N of the player's view (1 = first; default: the last)",
     )
     parser.add_argument(
         "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
@@ -175,4 +189,6 @@ def main(argv: list[str] | None = None) -> int:
         screenshot=args.screenshot,
         size=(width, height),
         timeout=args.timeout,
+        mode=args.mode,
+        step=args.step,
     )

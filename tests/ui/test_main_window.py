@@ -102,3 +102,18 @@ def test_text_survives_a_kernel_crash(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.session.state is KernelState.IDLE, timeout=60_000)
     assert window.editor.text() == code
     assert window.kernel_status.state == "idle"
+
+
+def test_player_keys_step_and_editor_follows(qtbot, window) -> None:
+    trace = _run_typed(qtbot, window, LAB)
+    window.canvas.setFocus()
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Right)
+    assert window.player.position == 0 and window.player.current.line == 2
+    assert window.editor.highlighted_lines == {2}
+    qtbot.keyClick(window.canvas, Qt.Key.Key_End)
+    assert window.player.at_end()
+    assert window.editor.highlighted_lines == {5}  # the last forward op: the loss line
+    loss = trace.tensor_named("loss").id
+    assert window.canvas.frame.labels[loss][0] == "4.0"
+    qtbot.keyClick(window.canvas, Qt.Key.Key_Home)
+    assert window.player.position == -1 and window.canvas.frame.visited == set()

@@ -39,6 +39,8 @@ class DrawnGraph:
 
     nodes: dict[str, DrawnNode] = field(default_factory=dict)
     edges: list[tuple[str, str]] = field(default_factory=list)
+    # (node id, index into its `next`) -> the drawn id the edge into that node starts at
+    feeds: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def count(self, *kinds: str) -> int:
         """How many drawn nodes are of the given kinds (all when none given)."""
@@ -148,8 +150,10 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
         if n.variable in drawn:
             g.add_edge(n.variable, n.id)
         nrs = n.next_nr or [0] * len(n.next)
-        for source, nr in zip(n.next, nrs, strict=False):
-            g.add_edge(carrier.get((source, nr), source), n.id)
+        for i, (source, nr) in enumerate(zip(n.next, nrs, strict=False)):
+            start = carrier.get((source, nr), source)
+            g.graph.setdefault("feeds", {})[(n.id, i)] = start
+            g.add_edge(start, n.id)
     constants = {t.id for t in tensors if not t.requires_grad}
     for tid, nid in dict.fromkeys(fed):
         if tid in constants:
@@ -207,4 +211,5 @@ def drawn_graph(trace: Trace) -> DrawnGraph:
         item.x, item.y = positions[v]
         drawn.nodes[v] = item
     drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
+    drawn.feeds = dict(g.graph.get("feeds", {}))
     return drawn

@@ -8,7 +8,7 @@ docs/trace.md documents every key; in short:
     torch        torch version string; device: the device the run used
     tensors      [{id, name, shape, dtype, device, requires_grad, is_leaf,
                    retains_grad, grad_fn, output_nr, value, grad}]
-    nodes        [{id, name, tensor, variable, next, next_nr}]
+    nodes        [{id, name, tensor, variable, next, next_nr, next_input}]
     events       [{kind, line, ...}] in the order they happened: op, backward, node,
                  accumulate, grad_reset, grad_assign, param_update, history_break,
                  error, run_end
@@ -73,6 +73,9 @@ class NodeInfo:
     variable: str | None  # for AccumulateGrad: the leaf tensor it writes .grad into
     next: list[str]  # ids of the nodes it passes gradients to (next_functions)
     next_nr: list[int] = field(default_factory=list)  # output index of each `next` node
+    # For each `next` entry, its position in next_functions: the index of the gradient
+    # this node sends there among a node event's `grads_out`.
+    next_input: list[int] = field(default_factory=list)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPolygonF, QTransform
 
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.core.player import Frame
 from autograd_viz.ui._graph_style import (
     DETAIL_COLOUR,
     EDGE_COLOUR,
@@ -44,6 +45,10 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._detail_font.setPointSizeF(8.5)
         self._op_font = QFont()
         self._op_font.setPointSizeF(8.5)
+        self._grad_font = QFont()
+        self._grad_font.setPointSizeF(8.5)
+        self._grad_font.setBold(True)
+        self.frame: Frame | None = None  # the player's frame; None draws the end state
 
     def set_graph(self, graph: DrawnGraph) -> None:
         """Replace what is drawn."""
@@ -52,6 +57,11 @@ class GraphOverlayItem(pg.GraphicsObject):
         xs = [n.x for n in graph.nodes.values()] or [0.0]
         ys = [n.y for n in graph.nodes.values()] or [0.0]
         self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+        self.update()
+
+    def set_frame(self, frame: Frame | None) -> None:
+        """Draw one moment of playback (None: the state at the end of the run)."""
+        self.frame = frame
         self.update()
 
     def boundingRect(self) -> QRectF:
@@ -87,9 +97,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.restore()
 
     def _paint_edges(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
-        colour = QColor(EDGE_COLOUR)
-        painter.setPen(QPen(colour, 1.4))
-        heads: list[QPolygonF] = []
+        frame = self.frame
+        carrying = frame.step.edge_grads if frame is not None and frame.step else {}
+        normal, faded = QColor(EDGE_COLOUR), QColor(EDGE_COLOUR)
+        faded.setAlpha(60)
+        hot = QColor(GRAD_COLOUR)
+        heads: list[tuple[QPolygonF, QColor]] = []
+        labels: list[tuple[QPointF, str]] = []
         for source, target in self._graph.edges:
             a, b = screen[source], screen[target]
             dx, dy = b.x() - a.x(), b.y() - a.y()
@@ -101,24 +115,50 @@ class GraphOverlayItem(pg.GraphicsObject):
             end_gap = STYLES[self._graph.nodes[target].kind].size / 2 + 3
             if length <= start_gap + end_gap:
                 continue
+            grad = carrying.get((source, target))
+            if grad is not None:
+                colour, width = hot, 2.6
+                labels.append((QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2), f"∂ {grad}"))
+            elif frame is not None and not (
+                {source, target} <= frame.visited or target in frame.visited
+            ):
+                colour, width = faded, 1.2
+            else:
+                colour, width = normal, 1.4
+            painter.setPen(QPen(colour, width))
             start = QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap)
             tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
             painter.drawLine(start, tip)
             base = QPointF(tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX)
             half = ARROW_PX * 0.45
-            heads.append(
-                QPolygonF(
-                    [
-                        tip,
-                        QPointF(base.x() - uy * half, base.y() + ux * half),
-                        QPointF(base.x() + uy * half, base.y() - ux * half),
-                    ]
-                )
+            head = QPolygonF(
+                [
+                    tip,
+                    QPointF(base.x() - uy * half, base.y() + ux * half),
+                    QPointF(base.x() + uy * half, base.y() - ux * half),
+                ]
             )
-        painter.setBrush(colour)
+            heads.append((head, colour))
         painter.setPen(Qt.PenStyle.NoPen)
-        for head in heads:
+        for head, colour in heads:
+            painter.setBrush(colour)
             painter.drawPolygon(head)
+        # Gradients travel backwards: the label sits on the edge they flow along.
+        painter.setFont(self._grad_font)
+        metrics = QFontMetricsF(self._grad_font)
+        for centre, text in labels:
+            width = metrics.horizontalAdvance(text)
+            box = QRectF(
+                centre.x() - width / 2 - 3,
+                centre.y() - metrics.height() - 4,
+                width + 6,
+                metrics.height() + 2,
+            )
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(255, 255, 255, 230))
+            painter.drawRoundedRect(box, 3, 3)
+            painter.setPen(hot)
+            painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
 
     def _paint_labels(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
         view = painter.viewport()
@@ -133,11 +173,14 @@ class GraphOverlayItem(pg.GraphicsObject):
             if node.kind in (OPERATION, ACCUMULATE):
                 lines = [(node.title, self._op_font, op_metrics, OP_COLOUR)]
             else:
+                detail, grad = node.detail, node.grad
+                if self.frame is not None and key in self.frame.labels:
+                    detail, grad = self.frame.labels[key]
                 lines = [(node.title, self._title_font, title_metrics, TITLE_COLOUR)]
-            if node.detail:
-                lines.append((node.detail, self._detail_font, detail_metrics, DETAIL_COLOUR))
-            if node.grad:
-                lines.append((node.grad, self._detail_font, detail_metrics, GRAD_COLOUR))
+                if detail:
+                    lines.append((detail, self._detail_font, detail_metrics, DETAIL_COLOUR))
+                if grad:
+                    lines.append((grad, self._detail_font, detail_metrics, GRAD_COLOUR))
             for text, font, metrics, colour in lines:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))

@@ -34,3 +34,4 @@ OP_COLOUR = "#78350f"
 DETAIL_COLOUR = "#334155"
 GRAD_COLOUR = "#be185d"
 BACKGROUND = "#ffffff"
+CURRENT_COLOUR = "#0f172a"  # the ring around what the current step touches

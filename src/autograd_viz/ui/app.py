@@ -61,6 +61,8 @@ def launch(
     screenshot: Path | None = None,
     size: tuple[int, int] = (1400, 860),
     timeout: float = 120.0,
+    mode: str | None = None,
+    step: int | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -68,6 +70,8 @@ def launch(
     if text is not None:
         window.set_document(text, path)
     window.resize(*size)
+    if mode is not None or step is not None:
+        window.trace_shown.connect(lambda _trace: window.show_step(mode, step))
     job = ScreenshotJob(window, screenshot, timeout) if screenshot is not None else None
     window.show()
     window.session.start()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QWidget
 
 from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
+from autograd_viz.core.player import Frame
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
-from autograd_viz.ui._graph_style import BACKGROUND, LEGEND_ORDER, STYLES
+from autograd_viz.ui._graph_style import BACKGROUND, CURRENT_COLOUR, LEGEND_ORDER, STYLES
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
@@ -32,6 +34,7 @@ class GraphCanvas(pg.PlotWidget):
         plot.hideButtons()
         self.trace: Trace | None = None
         self.graph = DrawnGraph()
+        self.frame: Frame | None = None
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = pg.ScatterPlotItem(
@@ -70,6 +73,8 @@ class GraphCanvas(pg.PlotWidget):
         """Draw the graph of a trace and fit it into view."""
         self.trace = trace
         self.graph = drawn_graph(trace)
+        self.frame = None
+        self._overlay.set_frame(None)
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
         if nodes:
@@ -91,6 +96,39 @@ class GraphCanvas(pg.PlotWidget):
         self._show_note(" ".join(trace.notes))
         self.fit()
         self.graph_drawn.emit(len(nodes))
+
+    def show_frame(self, frame: Frame | None) -> None:
+        """Paint one moment of playback: what ran so far solid, the rest faded, the current
+        step ringed; None paints the state at the end of the run. No layout happens here."""
+        self.frame = frame
+        self._overlay.set_frame(frame)
+        nodes = list(self.graph.nodes.values())
+        if not nodes:
+            return
+        styles = [STYLES[n.kind] for n in nodes]
+        if frame is None:
+            brushes = [pg.mkBrush(s.fill) for s in styles]
+            pens = [pg.mkPen(s.outline, width=1.6) for s in styles]
+            sizes = [s.size for s in styles]
+        else:
+            lit = frame.step.lit if frame.step is not None else frozenset()
+            brushes, pens, sizes = [], [], []
+            for n, s in zip(nodes, styles, strict=True):
+                seen = n.id in frame.visited
+                fill, outline = QColor(s.fill), QColor(s.outline)
+                if not seen:
+                    fill.setAlpha(50)
+                    outline.setAlpha(70)
+                brushes.append(pg.mkBrush(fill))
+                if n.id in lit:
+                    pens.append(pg.mkPen(CURRENT_COLOUR, width=3.5))
+                    sizes.append(s.size + 8)
+                else:
+                    pens.append(pg.mkPen(outline, width=1.6))
+                    sizes.append(s.size)
+        self._markers.setBrush(brushes)
+        self._markers.setPen(pens)
+        self._markers.setSize(sizes)
 
     def clear_graph(self) -> None:
         """Back to the empty canvas."""

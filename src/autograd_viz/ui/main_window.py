@@ -6,9 +6,18 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QSplitter, QToolBar
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+from autograd_viz.core.player import Player
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
@@ -16,6 +25,7 @@ from autograd_viz.ui.console import ConsolePane
 from autograd_viz.ui.editor import CodeEditor
 from autograd_viz.ui.graph_canvas import GraphCanvas
 from autograd_viz.ui.kernel_status import KernelStatus
+from autograd_viz.ui.player_bar import PlayerBar
 
 SOURCE_NAME = "<editor>"
 
@@ -35,6 +45,8 @@ class MainWindow(QMainWindow):
         self.console = ConsolePane()
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
+        self.player_bar = PlayerBar()
+        self.player: Player | None = None
         self._pending_run = False
         self._build_layout()
         self._build_actions()
@@ -43,8 +55,16 @@ class MainWindow(QMainWindow):
 
     # ---- assembly --------------------------------------------------------------
     def _build_layout(self) -> None:
+        graph_area = QWidget()
+        graph_area.setObjectName("graphArea")
+        column = QVBoxLayout(graph_area)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.canvas, 1)
+        column.addWidget(self.player_bar)
+        self.player_bar.install_shortcuts(graph_area)
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.canvas)
+        right.addWidget(graph_area)
         right.addWidget(self.console)
         right.setStretchFactor(0, 4)
         right.setStretchFactor(1, 1)
@@ -113,6 +133,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
+        self.player_bar.frame_changed.connect(self._show_frame)
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self._select_node)
         s = self.session
@@ -201,6 +222,8 @@ class MainWindow(QMainWindow):
     def show_trace(self, trace: Trace) -> None:
         """Draw a trace and mark its first error in the editor."""
         self.canvas.show_trace(trace)
+        self.player = Player(trace, self.canvas.graph)
+        self.player_bar.set_player(self.player)
         errors = trace.errors
         if errors and errors[0].get("line"):
             first = errors[0]
@@ -217,6 +240,27 @@ class MainWindow(QMainWindow):
             summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
         self.statusBar().showMessage(summary)
         self.trace_shown.emit(trace)
+
+    def show_step(self, mode: str | None, step: int | None) -> None:
+        """Put the player in a view at a step (1-based; None: the view's last step)."""
+        if self.player is None:
+            return
+        self.player.set_mode(mode or self.player.mode)
+        if step is None:
+            self.player.to_end()
+        else:
+            self.player.seek(step - 1)
+
+    def _show_frame(self) -> None:
+        """The canvas and the editor follow the player."""
+        if self.player is None:
+            return
+        self.canvas.show_frame(self.player.frame())
+        step = self.player.current
+        if step is not None and step.line:
+            self.editor.highlight_lines({step.line})
+        else:
+            self.editor.clear_highlight()
 
     def _on_state(self, state: str) -> None:
         self.kernel_status.set_state(state)

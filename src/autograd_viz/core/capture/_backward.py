@@ -75,10 +75,11 @@ class BackwardRecorder:
             }
             tracer.emit(event)
             self._hook([r.grad_fn for r in roots if isinstance(r, torch.Tensor)])
+            retained = self._retained_before()
         finally:
             tracer.quiet -= 1
         try:
-            return self.func(*self.args, **self.kwargs)
+            result = self.func(*self.args, **self.kwargs)
         except BaseException:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
@@ -86,6 +87,35 @@ class BackwardRecorder:
             for handle in self._handles:
                 handle.remove()
             self._handles.clear()
+        self._retained_after(retained)
+        return result
+
+    def _retained_before(self) -> list[tuple[str, torch.Tensor, Any]]:
+        """Non-leaf tensors that asked for retain_grad(), with their .grad now."""
+        alive = [(tid, ref()) for tid, ref in list(self.tracer.retained.items())]
+        return [
+            (tid, t, event_value(t.grad)) for tid, t in alive if t is not None and t.retains_grad
+        ]
+
+    def _retained_after(self, retained: list[tuple[str, torch.Tensor, Any]]) -> None:
+        """A `retained_grad` event for each retained .grad this pass changed."""
+        tracer = self.tracer
+        tracer.quiet += 1
+        try:
+            for tid, t, before in retained:
+                after = event_value(t.grad)
+                if after != before:
+                    tracer.emit(
+                        {
+                            "kind": "retained_grad",
+                            "line": self.line,
+                            "tensor": tid,
+                            "before": before,
+                            "after": after,
+                        }
+                    )
+        finally:
+            tracer.quiet -= 1
 
     def _hook(self, starts: list[Any]) -> None:
         registry = self.tracer.registry

@@ -108,7 +108,7 @@ class Registry:
         while queue:
             node = queue.popleft()
             info = self.nodes[node.metadata[self._key]]
-            for next_node, nr in getattr(node, "next_functions", ()):
+            for slot, (next_node, nr) in enumerate(getattr(node, "next_functions", ())):
                 if next_node is None:
                     continue
                 next_id = self.known_node_id(next_node)
@@ -119,6 +119,7 @@ class Registry:
                     queue.append(next_node)
                 info.next.append(next_id)
                 info.next_nr.append(int(nr))
+                info.next_input.append(slot)
         return root_id
 
 

@@ -93,6 +93,7 @@ class Tracer:
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
         self._mode = _Mode(self)
         self._warning_registry: dict[Any, Any] = {}  # "default" warnings: once per line
+        self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
@@ -157,7 +158,9 @@ class Tracer:
             self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
             return result
         if name in ("zero_", "_foreach_zero_"):
-            self._maybe_reset(name, args)
+            return self._zeroing(func, name, args, kwargs)
+        if name == "retain_grad" and args and isinstance(args[0], torch.Tensor):
+            self.retained[self.tid(args[0])] = weakref.ref(args[0])
         if name in _SKIP:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
@@ -228,24 +231,37 @@ class Tracer:
         finally:
             self.quiet -= 1
 
-    def _maybe_reset(self, name: str, args: tuple) -> None:
+    def _zeroing(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
+        """`x.grad.zero_()` (or a foreach zero over grads): a grad reset, before and after."""
         targets = list(args[0]) if name == "_foreach_zero_" and args else list(args[:1])
-        for grad in targets:
-            leaf = self.grad_owner(grad)
-            if leaf is not None:
-                self.quiet += 1
-                try:
-                    self.emit(
-                        {
-                            "kind": "grad_reset",
-                            "line": self.user_line(),
-                            "tensor": leaf,
-                            "how": ".grad.zero_()",
-                            "before": event_value(grad),
-                        }
-                    )
-                finally:
-                    self.quiet -= 1
+        self.quiet += 1
+        try:
+            line = self.user_line()
+            resets = [
+                (leaf, grad, event_value(grad))
+                for grad in targets
+                if (leaf := self.grad_owner(grad)) is not None
+            ]
+        finally:
+            self.quiet -= 1
+        result = func(*args, **kwargs)
+        self.quiet += 1
+        try:
+            for leaf, grad, before in resets:
+                self.emit(
+                    {
+                        "kind": "grad_reset",
+                        "line": line,
+                        "tensor": leaf,
+                        "how": ".grad.zero_()",
+                        "before": before,
+                        "after": event_value(grad),
+                    }
+                )
+        finally:
+            self.quiet -= 1
+        self._op(name, args, kwargs, result)
+        return result
 
     def _attribute(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
         attr = getattr(getattr(func, "__self__", None), "__name__", "")
@@ -288,6 +304,7 @@ class Tracer:
                         "tensor": self.tid(owner),
                         "how": ".grad = None",
                         "before": before,
+                        "after": None,
                     }
                 )
         elif attr == "grad":

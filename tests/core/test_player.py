@@ -1,0 +1,111 @@
+"""The player reads every state off the recorded trace: forward, backward, and back again."""
+
+from __future__ import annotations
+
+from autograd_viz.core.graph_model import drawn_graph
+from autograd_viz.core.player import BACKWARD, FORWARD, Player
+from autograd_viz.core.runner import run_source
+from tests.core.fidelity_cases import CASES
+
+
+def player_for(case: str) -> Player:
+    trace = run_source(CASES[case])
+    return Player(trace, drawn_graph(trace))
+
+
+def test_forward_lights_ops_in_execution_order() -> None:
+    player = player_for("lab_loss")
+    trace = player.trace
+    assert player.mode == FORWARD and player.current is None
+    lit = []
+    while player.step_forward():
+        lit.append(player.current.lit)
+    names = {n.id: n.name for n in trace.nodes}
+    ops = [next(iter(sorted(k for k in s if k in names)), None) for s in lit]
+    assert [names[k] for k in ops if k] == [
+        "MulBackward0",
+        "AddBackward0",
+        "SubBackward0",
+        "PowBackward0",
+    ]
+    assert player.current.line == 6
+    assert trace.tensor_named("loss").id in player.current.lit
+
+
+def test_values_appear_only_once_computed() -> None:
+    player = player_for("lab_loss")
+    loss = player.trace.tensor_named("loss").id
+    player.seek(0)
+    assert player.frame().labels[loss][0] == "…"
+    player.to_end()
+    assert player.frame().labels[loss][0] == "4.0"
+
+
+def test_backward_accumulates_eight_then_sixteen_and_steps_back() -> None:
+    player = player_for("lab_two_rounds")
+    player.set_mode(BACKWARD)
+    w = player.trace.tensor_named("w").id
+    shown = []
+    while player.step_forward():
+        shown.append(player.frame().labels[w][1])
+    assert shown[0] == "grad None" and shown[-1] == "grad 16.0"
+    assert "grad 8.0" in shown
+    first_eight = shown.index("grad 8.0")
+    player.seek(first_eight)
+    assert player.frame().labels[w][1] == "grad 8.0"
+    player.step_back()
+    assert player.frame().labels[w][1] == "grad None"  # stepping back restores the state
+
+
+def test_chain_rule_caption_and_edge_gradients() -> None:
+    player = player_for("leaf_example")
+    player.set_mode(BACKWARD)
+    step = next(s for s in player.steps if s.caption.startswith("MulBackward0"))
+    assert "incoming 14.0 × local 3.0 = 42.0 → x.grad" in step.caption
+    assert "incoming 14.0 × local 2.0 = 28.0 → w.grad" in step.caption
+    assert sorted(step.edge_grads.values()) == ["28.0", "42.0"]
+    for source, target in step.edge_grads:
+        assert (source, target) in player.graph.edges
+
+
+def test_resets_and_errors_are_steps() -> None:
+    player = player_for("lab_zero_between")
+    player.set_mode(BACKWARD)
+    captions = [s.caption for s in player.steps]
+    assert any("w.grad.zero_()" in c and "8.0 → 0.0" in c for c in captions)
+    assert any("b.grad = None" in c and "4.0 → None" in c for c in captions)
+    failing = player_for("second_backward_error")
+    failing.set_mode(BACKWARD)
+    last = failing.steps[-1]
+    assert last.kind == "error" and last.line == 6
+    assert "backward through the graph a second time" in last.caption
+
+
+def test_retained_grad_is_twelve_as_torch_says() -> None:
+    player = player_for("retain_grad")
+    player.set_mode(BACKWARD)
+    player.to_end()
+    z = player.trace.tensor_named("z").id
+    assert player.frame().labels[z][1] == "grad 12.0"
+
+
+def test_visited_grows_and_shrinks_with_position() -> None:
+    player = player_for("first_graph") if "first_graph" in CASES else player_for("lab_loss")
+    player.set_mode(BACKWARD)
+    sizes = []
+    while player.step_forward():
+        sizes.append(len(player.frame().visited))
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
+    player.to_start()
+    assert player.frame().visited == set()
+
+
+def test_position_signal_and_bounds() -> None:
+    player = player_for("lab_loss")
+    seen: list[int] = []
+    player.position_changed.connect(seen.append)
+    player.step_back()  # already at the start: nothing happens
+    player.to_end()
+    assert not player.step_forward()
+    player.seek(10_000)
+    assert seen == [len(player.steps) - 1]

@@ -1,0 +1,76 @@
+"""The player bar drives the player; the canvas follows it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from autograd_viz.core.player import BACKWARD, Player
+from autograd_viz.core.runner import run_source
+from autograd_viz.ui._graph_style import CURRENT_COLOUR
+from autograd_viz.ui.graph_canvas import GraphCanvas
+from autograd_viz.ui.player_bar import PlayerBar
+from tests.core.fidelity_cases import CASES
+
+
+def _setup(qtbot, case: str):
+    trace = run_source(CASES[case])
+    canvas = GraphCanvas()
+    canvas.resize(900, 600)
+    bar = PlayerBar()
+    for widget in (canvas, bar):
+        qtbot.addWidget(widget)
+        widget.show()
+    canvas.show_trace(trace)
+    player = Player(trace, canvas.graph)
+    bar.set_player(player)
+    bar.frame_changed.connect(lambda: canvas.show_frame(player.frame()))
+    return trace, canvas, bar, player
+
+
+def test_buttons_step_and_the_caption_follows(qtbot) -> None:
+    trace, canvas, bar, player = _setup(qtbot, "lab_two_rounds")
+    player.set_mode(BACKWARD)
+    assert bar.mode_buttons.checkedButton().property("mode") == BACKWARD
+    for _ in range(9):
+        qtbot.mouseClick(bar.step_button, Qt.MouseButton.LeftButton)
+    assert player.position == 8 and bar.slider.value() == 8
+    assert (
+        bar.caption.text() == player.current.caption == "w.grad: None → 8.0  (AccumulateGrad adds)"
+    )
+    w = trace.tensor_named("w").id
+    assert canvas.frame.labels[w][1] == "grad 8.0"
+    assert w in canvas.frame.step.lit
+    qtbot.mouseClick(bar.back_button, Qt.MouseButton.LeftButton)
+    assert canvas.frame.labels[w][1] == "grad None"
+
+
+def test_current_node_is_ringed_on_screen(qtbot) -> None:
+    trace, canvas, bar, player = _setup(qtbot, "leaf_example")
+    player.set_mode(BACKWARD)
+    step = next(s for s in player.steps if s.caption.startswith("MulBackward0"))
+    player.seek(step.number)
+    qtbot.wait(20)
+    (node,) = [k for k in step.lit if k.startswith("n")]
+    image = canvas.grab().toImage()
+    centre = canvas.widget_position(node)
+    ring = [QColor(image.pixel(centre.x() + dx, centre.y())).name() for dx in range(10, 16)]
+    assert QColor(CURRENT_COLOUR).name() in ring
+
+
+def test_slider_seeks_and_play_runs_to_the_end(qtbot) -> None:
+    _, _, bar, player = _setup(qtbot, "lab_loss")
+    bar.slider.setValue(3)
+    assert player.position == 3
+    bar.speed.setCurrentText("10×")
+    bar.toggle_play()
+    assert bar.playing
+    qtbot.waitUntil(lambda: not bar.playing, timeout=5_000)
+    assert player.at_end()
+
+
+def test_without_a_player_the_controls_are_disabled(qtbot) -> None:
+    bar = PlayerBar()
+    qtbot.addWidget(bar)
+    assert not bar.play_button.isEnabled() and not bar.slider.isEnabled()
+    assert "Run your code" in bar.caption.text()
