@@ -46,7 +46,7 @@ def test_buttons_step_and_the_caption_follows(qtbot) -> None:
 
 
 def test_current_node_is_ringed_on_screen(qtbot) -> None:
-    trace, canvas, bar, player = _setup(qtbot, "leaf_example")
+    _, canvas, _, player = _setup(qtbot, "leaf_example")
     player.set_mode(BACKWARD)
     step = next(s for s in player.steps if s.caption.startswith("MulBackward0"))
     player.seek(step.number)
