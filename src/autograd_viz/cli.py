@@ -1,7 +1,8 @@
 """Command line: the GUI launcher and the headless `trace` command.
 
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
-                 [--screenshot OUT.png] [--size WxH] [--timeout S]
+                 [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
+                 [--export-animation OUT.gif] [--size WxH] [--timeout S]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N]
     autograd-viz --version
@@ -88,6 +89,18 @@ def _gui_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="with --run: go to step N of the player's view (1 = first; default: the last)",
+    )
+    parser.add_argument(
+        "--export-graph",
+        metavar="OUT.png|OUT.svg",
+        type=Path,
+        help="run the file, save the graph canvas as PNG or SVG, then exit",
+    )
+    parser.add_argument(
+        "--export-animation",
+        metavar="OUT.gif",
+        type=Path,
+        help="run the file, save its forward and backward replay as an animated GIF, then exit",
     )
     parser.add_argument(
         "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
@@ -185,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     return launch(
         path=args.file,
         text=text,
-        run=args.run or args.screenshot is not None,
+        run=args.run or any((args.screenshot, args.export_graph, args.export_animation)),
         screenshot=args.screenshot,
         size=(width, height),
         timeout=args.timeout,
         mode=args.mode,
         step=args.step,
+        export_graph=args.export_graph,
+        export_animation=args.export_animation,
     )

@@ -117,3 +117,20 @@ def test_player_keys_step_and_editor_follows(qtbot, window) -> None:
     assert window.canvas.frame.labels[loss][0] == "4.0"
     qtbot.keyClick(window.canvas, Qt.Key.Key_Home)
     assert window.player.position == -1 and window.canvas.frame.visited == set()
+
+
+def test_clicking_a_node_inspects_it_and_shows_its_line(qtbot, window) -> None:
+    trace = _run_typed(qtbot, window, LAB)
+    w = trace.tensor_named("w")
+    assert not window.inspector.isVisible()
+    point = window.canvas.widget_position(w.id) - window.canvas.viewport().pos()
+    qtbot.mouseClick(window.canvas.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    qtbot.waitUntil(lambda: window.inspector.key == w.id, timeout=2_000)
+    assert window.inspector.isVisible()
+    text = window.inspector.details.text()
+    assert "w" in text and "8.0" in text and "line 2" in text
+    assert window.canvas.selected == [w.id]
+    assert window.editor.textCursor().blockNumber() + 1 == 2
+    # And back: putting the cursor on the loss line rings what that line made.
+    window.editor.goto_line(5)
+    assert trace.tensor_named("loss").id in window.canvas.selected

@@ -98,6 +98,10 @@ class Player:
         """The steps of the current mode."""
         return self._steps[self.mode]
 
+    def steps_in(self, mode: str) -> list[Step]:
+        """The steps of any mode."""
+        return self._steps[mode]
+
     @property
     def current(self) -> Step | None:
         """The step shown now, or None at the start."""

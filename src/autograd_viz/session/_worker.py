@@ -6,7 +6,9 @@ import contextlib
 import os
 import queue
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -72,6 +74,7 @@ class KernelWorker(QObject):
         self.abort = threading.Event()
         self._watchdog: QTimer | None = None
         self._busy = False
+        self._socket_dir: str | None = None
 
     # ---- lifecycle -------------------------------------------------------------
     @Slot()
@@ -79,8 +82,14 @@ class KernelWorker(QObject):
         """Launch the kernel and prepare it; say clearly when that fails."""
         self.state.emit("starting")
         try:
+            # ipc sockets are files named after `ip`; a private folder keeps two app
+            # instances (or a test run beside the app) from ever sharing one.
+            self._socket_dir = tempfile.mkdtemp(prefix="autograd-viz-")
             self.km = KernelManager(
-                kernel_name="autograd-viz", transport="ipc", kernel_spec_manager=_OwnKernelSpecs()
+                kernel_name="autograd-viz",
+                transport="ipc",
+                ip=os.path.join(self._socket_dir, "kernel"),
+                kernel_spec_manager=_OwnKernelSpecs(),
             )
             self.km.start_kernel(env=_kernel_env())
             self.kc = self.km.client()
@@ -128,6 +137,9 @@ class KernelWorker(QObject):
                 self.km.shutdown_kernel(now=True)
         self.kc = None
         self.km = None
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
 
     @Slot()
     def _check_alive(self) -> None:

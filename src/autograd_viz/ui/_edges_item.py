@@ -20,9 +20,18 @@ from autograd_viz.ui._graph_style import (
 )
 
 ARROW_PX = 8.0
-# Labels need this much room between layers and between rows, or they would overlap.
+# Labels need this much room between layers and between rows, or they would overlap;
+# between COMPACT_DX_PX and LABEL_MIN_DX_PX operation names are shortened (Mul, Acc).
 LABEL_MIN_DX_PX = 80.0
+COMPACT_DX_PX = 48.0
 LABEL_MIN_DY_PX = 44.0
+
+
+def short_op_name(name: str) -> str:
+    """MulBackward0 → Mul, AccumulateGrad → Acc: for labels when the zoom leaves little room."""
+    if name == "AccumulateGrad":
+        return "Acc"
+    return name.rstrip("0123456789").removesuffix("Backward") or name
 
 
 class GraphOverlayItem(pg.GraphicsObject):
@@ -76,9 +85,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         return across, down
 
     def labels_fit(self) -> bool:
-        """Whether the last paint had room for labels."""
+        """Whether the last paint had room for labels (full or compact)."""
         dx, dy = self.last_spacing_px
-        return dx >= LABEL_MIN_DX_PX and dy >= LABEL_MIN_DY_PX
+        return dx >= COMPACT_DX_PX and dy >= LABEL_MIN_DY_PX
+
+    def compact(self) -> bool:
+        """Whether labels are shortened at the current zoom."""
+        return self.last_spacing_px[0] < LABEL_MIN_DX_PX
 
     def paint(self, painter: QPainter, *args) -> None:
         if not self._graph.nodes:
@@ -165,13 +178,15 @@ class GraphOverlayItem(pg.GraphicsObject):
         title_metrics = QFontMetricsF(self._title_font)
         detail_metrics = QFontMetricsF(self._detail_font)
         op_metrics = QFontMetricsF(self._op_font)
+        compact = self.compact()
         for key, node in self._graph.nodes.items():
             centre = screen[key]
             if not view.adjusted(-200, -100, 200, 100).contains(centre.toPoint()):
                 continue
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
-                lines = [(node.title, self._op_font, op_metrics, OP_COLOUR)]
+                title = short_op_name(node.title) if compact else node.title
+                lines = [(title, self._op_font, op_metrics, OP_COLOUR)]
             else:
                 detail, grad = node.detail, node.grad
                 if self.frame is not None and key in self.frame.labels:

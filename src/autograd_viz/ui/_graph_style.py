@@ -35,3 +35,4 @@ DETAIL_COLOUR = "#334155"
 GRAD_COLOUR = "#be185d"
 BACKGROUND = "#ffffff"
 CURRENT_COLOUR = "#0f172a"  # the ring around what the current step touches
+SELECTION_COLOUR = "#2563eb"  # the ring around what the user selected

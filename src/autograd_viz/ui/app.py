@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from autograd_viz import __version__
 from autograd_viz.resources import ICON
+from autograd_viz.ui.export import export_png, export_svg
 from autograd_viz.ui.main_window import MainWindow
 
 SETTLE_MS = 300  # let the last paint land before grabbing the window
@@ -26,32 +27,72 @@ def _application() -> QApplication:
     return app
 
 
-class ScreenshotJob:
-    """Runs the window's code, waits for the graph, saves a PNG and quits."""
+class HeadlessJob:
+    """Runs the window's code, waits for the graph, writes the asked-for files and quits:
+    a screenshot of the window, the graph as PNG/SVG, the replay as a GIF."""
 
-    def __init__(self, window: MainWindow, out: Path, timeout: float) -> None:
-        self.window, self.out = window, out
+    def __init__(
+        self,
+        window: MainWindow,
+        timeout: float,
+        screenshot: Path | None = None,
+        graph: Path | None = None,
+        animation: Path | None = None,
+    ) -> None:
+        self.window = window
+        self.screenshot, self.graph, self.animation = screenshot, graph, animation
         self.exit_code = 1
+        self._done = False
         window.trace_shown.connect(self._on_trace)
-        window.session.start_failed.connect(lambda msg: self._fail(msg))
+        window.session.start_failed.connect(self._fail)
         QTimer.singleShot(int(timeout * 1000), lambda: self._fail(f"no graph after {timeout:g} s"))
 
     def _on_trace(self, _trace) -> None:
-        QTimer.singleShot(SETTLE_MS, self._save)
+        QTimer.singleShot(SETTLE_MS, self._write)
 
-    def _save(self) -> None:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        if self.window.grab().save(str(self.out), "PNG"):
-            print(f"autograd-viz: screenshot saved to {self.out}", file=sys.stderr)
-            self.exit_code = 0
+    def _write(self) -> None:
+        try:
+            if self.screenshot is not None:
+                self._save(self.screenshot, lambda p: self.window.grab().save(str(p), "PNG"))
+            if self.graph is not None:
+                save = export_svg if self.graph.suffix.lower() == ".svg" else export_png
+                self._save(self.graph, lambda p: save(self.window.canvas, p))
+        except Exception as exc:  # any failure must end the headless run with a message
+            self._fail(str(exc))
+            return
+        if self.animation is None:
+            self._finish(0)
+            return
+        exporter = self.window.export_animation(self.animation)
+        if exporter is None:
+            self._fail("nothing to animate")
+            return
+        exporter.finished.connect(self._animation_done)
+
+    @staticmethod
+    def _save(path: Path, write) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not write(path):
+            raise OSError(f"could not write {path}")
+        print(f"autograd-viz: saved {path}", file=sys.stderr)
+
+    def _animation_done(self, ok: bool, message: str) -> None:
+        if ok:
+            print(f"autograd-viz: saved {message}", file=sys.stderr)
+            self._finish(0)
         else:
-            print(f"autograd-viz: could not write {self.out}", file=sys.stderr)
-        self.window.close()
+            self._fail(message)
+
+    def _finish(self, code: int) -> None:
+        if not self._done:
+            self._done = True
+            self.exit_code = code
+            self.window.close()
 
     def _fail(self, reason: str) -> None:
-        if self.exit_code != 0:
-            print(f"autograd-viz: screenshot failed: {reason}", file=sys.stderr)
-            self.window.close()
+        if not self._done:
+            print(f"autograd-viz: {reason}", file=sys.stderr)
+            self._finish(1)
 
 
 def launch(
@@ -63,6 +104,8 @@ def launch(
     timeout: float = 120.0,
     mode: str | None = None,
     step: int | None = None,
+    export_graph: Path | None = None,
+    export_animation: Path | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -72,7 +115,9 @@ def launch(
     window.resize(*size)
     if mode is not None or step is not None:
         window.trace_shown.connect(lambda _trace: window.show_step(mode, step))
-    job = ScreenshotJob(window, screenshot, timeout) if screenshot is not None else None
+    job = None
+    if screenshot or export_graph or export_animation:
+        job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
     window.session.start()
     if run:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Signal
@@ -12,7 +15,13 @@ from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
 from autograd_viz.core.player import Frame
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
-from autograd_viz.ui._graph_style import BACKGROUND, CURRENT_COLOUR, LEGEND_ORDER, STYLES
+from autograd_viz.ui._graph_style import (
+    BACKGROUND,
+    CURRENT_COLOUR,
+    LEGEND_ORDER,
+    SELECTION_COLOUR,
+    STYLES,
+)
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
@@ -41,9 +50,13 @@ class GraphCanvas(pg.PlotWidget):
             pxMode=True, hoverable=True, tip=self._tooltip, hoverPen=pg.mkPen("#0f172a", width=2)
         )
         self._markers.sigClicked.connect(self._on_click)
+        self._selection = pg.ScatterPlotItem(
+            pxMode=True, symbol="o", brush=None, pen=pg.mkPen(SELECTION_COLOUR, width=2.5)
+        )
+        self.selected: list[str] = []
         self._message = pg.TextItem(EMPTY_MESSAGE, color="#64748b", anchor=(0.5, 0.5))
         self._note = pg.TextItem("", color="#b45309", anchor=(0, 1))
-        for item in (self._overlay, self._markers, self._message):
+        for item in (self._overlay, self._markers, self._selection, self._message):
             plot.addItem(item)
         self._add_legend()
         self.getViewBox().sigRangeChanged.connect(lambda *_: self._overlay.update())
@@ -75,6 +88,8 @@ class GraphCanvas(pg.PlotWidget):
         self.graph = drawn_graph(trace)
         self.frame = None
         self._overlay.set_frame(None)
+        self.selected = []
+        self._selection.clear()
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
         if nodes:
@@ -129,6 +144,26 @@ class GraphCanvas(pg.PlotWidget):
         self._markers.setBrush(brushes)
         self._markers.setPen(pens)
         self._markers.setSize(sizes)
+
+    @contextmanager
+    def vector_painting(self) -> Iterator[None]:
+        """While open, markers paint as shapes, not cached pixmaps (for SVG export)."""
+        self._markers.opts["useCache"] = False
+        self._markers.update()
+        try:
+            yield
+        finally:
+            self._markers.opts["useCache"] = True
+            self._markers.update()
+
+    def select(self, keys: list[str]) -> None:
+        """Ring the given nodes (a click, or the nodes of the editor's current line)."""
+        self.selected = [k for k in keys if k in self.graph.nodes]
+        nodes = [self.graph.nodes[k] for k in self.selected]
+        self._selection.setData(
+            pos=np.array([(n.x, n.y) for n in nodes], dtype=float).reshape(-1, 2),
+            size=[STYLES[n.kind].size + 14 for n in nodes],
+        )
 
     def clear_graph(self) -> None:
         """Back to the empty canvas."""

@@ -18,12 +18,15 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
 from autograd_viz.core.player import Player
+from autograd_viz.core.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui.console import ConsolePane
 from autograd_viz.ui.editor import CodeEditor
+from autograd_viz.ui.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph_canvas import GraphCanvas
+from autograd_viz.ui.inspector import Inspector
 from autograd_viz.ui.kernel_status import KernelStatus
 from autograd_viz.ui.player_bar import PlayerBar
 
@@ -46,6 +49,9 @@ class MainWindow(QMainWindow):
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
         self.player_bar = PlayerBar()
+        self.inspector = Inspector()
+        self.inspector.hide()  # until a node is clicked
+        self.source_map: SourceMap | None = None
         self.player: Player | None = None
         self._pending_run = False
         self._build_layout()
@@ -55,7 +61,7 @@ class MainWindow(QMainWindow):
 
     # ---- assembly --------------------------------------------------------------
     def _build_layout(self) -> None:
-        graph_area = QWidget()
+        graph_area = self.graph_area = QWidget()
         graph_area.setObjectName("graphArea")
         column = QVBoxLayout(graph_area)
         column.setContentsMargins(0, 0, 0, 0)
@@ -63,8 +69,14 @@ class MainWindow(QMainWindow):
         column.addWidget(self.canvas, 1)
         column.addWidget(self.player_bar)
         self.player_bar.install_shortcuts(graph_area)
+        beside = QSplitter(Qt.Orientation.Horizontal)
+        beside.addWidget(graph_area)
+        beside.addWidget(self.inspector)
+        beside.setStretchFactor(0, 4)
+        beside.setStretchFactor(1, 1)
+        beside.setSizes([640, 240])
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(graph_area)
+        right.addWidget(beside)
         right.addWidget(self.console)
         right.setStretchFactor(0, 4)
         right.setStretchFactor(1, 1)
@@ -120,6 +132,10 @@ class MainWindow(QMainWindow):
             self._action("Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
         )
         file_menu.addSeparator()
+        file_menu.addAction(self._action("Export graph as PNG…", lambda: self._export_graph("png")))
+        file_menu.addAction(self._action("Export graph as SVG…", lambda: self._export_graph("svg")))
+        file_menu.addAction(self._action("Export animation (GIF)…", self._export_animation_dialog))
+        file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
         example_menu = self.menuBar().addMenu("&Examples")
         for path in examples():
@@ -136,6 +152,7 @@ class MainWindow(QMainWindow):
         self.player_bar.frame_changed.connect(self._show_frame)
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self._select_node)
+        self.editor.cursorPositionChanged.connect(self._select_line)
         s = self.session
         s.state_changed.connect(self._on_state)
         s.kernel_info.connect(self.kernel_status.set_info)
@@ -222,6 +239,9 @@ class MainWindow(QMainWindow):
     def show_trace(self, trace: Trace) -> None:
         """Draw a trace and mark its first error in the editor."""
         self.canvas.show_trace(trace)
+        self.source_map = SourceMap(trace)
+        self.inspector.clear()
+        self.inspector.hide()
         self.player = Player(trace, self.canvas.graph)
         self.player_bar.set_player(self.player)
         errors = trace.errors
@@ -281,12 +301,65 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("The kernel could not start: see the console.")
 
     def _select_node(self, key: str) -> None:
+        """A click on the graph: inspect the item, ring it, show its line in the editor."""
         trace = self.canvas.trace
-        if trace is None:
+        if trace is None or self.source_map is None:
             return
-        item = trace.tensor(key) if key.startswith("t") else trace.node(key)
-        label = getattr(item, "name", None) or key
-        self.statusBar().showMessage(f"Selected {label}")
+        line = self.source_map.line_of.get(key)
+        self.inspector.show_item(trace, key, line)
+        self.canvas.select([key])
+        if line:
+            self._moving_cursor = True
+            self.editor.goto_line(line)
+            self.editor.highlight_lines({line})
+            self._moving_cursor = False
+
+    def _select_line(self) -> None:
+        """The editor's cursor moved to a line: ring the nodes that line created."""
+        if self.source_map is None or getattr(self, "_moving_cursor", False):
+            return
+        line = self.editor.textCursor().blockNumber() + 1
+        self.canvas.select(self.source_map.ids_on(line))
+
+    # ---- exports ---------------------------------------------------------------
+    def _export_graph(self, kind: str) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, f"Export graph as {kind.upper()}", f"graph.{kind}", f"{kind.upper()} (*.{kind})"
+        )
+        if not name:
+            return
+        save = export_svg if kind == "svg" else export_png
+        if save(self.canvas, name):
+            self.statusBar().showMessage(f"Saved {name}", 4000)
+        else:
+            QMessageBox.warning(self, "Export failed", f"Could not write {name}.")
+
+    def _export_animation_dialog(self) -> None:
+        if self.player is None:
+            self.statusBar().showMessage("Run some code first: there is nothing to animate.")
+            return
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export animation", "autograd.gif", "Animated GIF (*.gif)"
+        )
+        if name:
+            exporter = self.export_animation(Path(name))
+            if exporter is not None:
+                exporter.finished.connect(
+                    lambda ok, msg: self.statusBar().showMessage(
+                        f"Saved {msg}" if ok else f"Export failed: {msg}", 6000
+                    )
+                )
+
+    def export_animation(self, path: Path) -> AnimationExporter | None:
+        """Replay the forward and backward passes into an animated GIF (in the background)."""
+        if self.player is None:
+            return None
+        exporter = AnimationExporter(self.player, self.graph_area, path, self._show_frame)
+        exporter.progress.connect(
+            lambda done, total: self.statusBar().showMessage(f"Rendering frame {done}/{total}…")
+        )
+        exporter.start()
+        return exporter
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.session.shutdown()

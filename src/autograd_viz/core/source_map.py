@@ -1,0 +1,30 @@
+"""Which line of the user's code made which tensor or node, and back."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from autograd_viz.core.trace import Trace
+
+
+class SourceMap:
+    """Links trace ids (tensors `t…`, nodes `n…`) to the source line that created them."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.line_of: dict[str, int] = {}
+        for e in trace.events:
+            if e.get("kind") != "op" or not e.get("line"):
+                continue
+            for key in (*e.get("outputs", ()), *e.get("grad_fn", ())):
+                if key:
+                    self.line_of.setdefault(key, e["line"])
+        for node in trace.nodes:  # AccumulateGrad belongs to the line that made its leaf
+            if node.variable and node.variable in self.line_of:
+                self.line_of.setdefault(node.id, self.line_of[node.variable])
+        self._ids: dict[int, list[str]] = defaultdict(list)
+        for key, line in self.line_of.items():
+            self._ids[line].append(key)
+
+    def ids_on(self, line: int) -> list[str]:
+        """Every tensor and node created on `line`."""
+        return list(self._ids.get(line, ()))

@@ -1,0 +1,21 @@
+"""Nodes and tensors know the line that made them, and lines know their nodes."""
+
+from __future__ import annotations
+
+from autograd_viz.core.runner import run_source
+from autograd_viz.core.source_map import SourceMap
+from tests.core.fidelity_cases import CASES
+
+
+def test_lines_of_tensors_and_nodes() -> None:
+    trace = run_source(CASES["lab_loss"])
+    source = SourceMap(trace)
+    w = trace.tensor_named("w")
+    loss = trace.tensor_named("loss")
+    assert source.line_of[w.id] == 3 and source.line_of[loss.id] == 6
+    assert source.line_of[loss.grad_fn] == 6
+    accumulate_w = next(n for n in trace.nodes if n.variable == w.id)
+    assert source.line_of[accumulate_w.id] == 3  # where its leaf was made
+    on_six = {trace.node(k).name for k in source.ids_on(6) if k.startswith("n")}
+    assert on_six == {"MulBackward0", "AddBackward0", "SubBackward0", "PowBackward0"}
+    assert source.ids_on(99) == []

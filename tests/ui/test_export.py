@@ -1,0 +1,100 @@
+"""Exports: PNG and SVG of the canvas, an animated GIF of the replay, also from the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+
+from autograd_viz.core.graph_model import LEAF
+from autograd_viz.core.player import Player
+from autograd_viz.core.runner import run_source
+from autograd_viz.resources import EXAMPLES
+from autograd_viz.ui._graph_style import STYLES
+from autograd_viz.ui.export import AnimationExporter, _frame_plan, export_png, export_svg
+from autograd_viz.ui.graph_canvas import GraphCanvas
+from tests.core.fidelity_cases import CASES
+
+
+@pytest.fixture
+def canvas(qtbot) -> GraphCanvas:
+    widget = GraphCanvas()
+    widget.resize(800, 500)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.show_trace(run_source(CASES["leaf_example"]))
+    return widget
+
+
+def test_png_export_has_the_leaf_colour(canvas, tmp_path: Path) -> None:
+    out = tmp_path / "graph.png"
+    assert export_png(canvas, out)
+    image = QImage(str(out))
+    leaf = next(n for n in canvas.graph.nodes.values() if n.kind == LEAF)
+    at = canvas.widget_position(leaf.id)
+    assert QColor(image.pixel(at.x(), at.y())).name() == QColor(STYLES[LEAF].fill).name()
+
+
+def test_svg_export_renders_markers_as_shapes(canvas, tmp_path: Path) -> None:
+    out = tmp_path / "graph.svg"
+    assert export_svg(canvas, out)
+    text = out.read_text()
+    assert "<svg" in text and "MulBackward0" in text  # labels stay text
+    renderer = QSvgRenderer(str(out))
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    renderer.render(painter, QRectF(0, 0, canvas.width(), canvas.height()))
+    painter.end()
+    leaf = next(n for n in canvas.graph.nodes.values() if n.kind == LEAF)
+    at = canvas.widget_position(leaf.id)
+    assert QColor(image.pixel(at.x(), at.y())).name() == QColor(STYLES[LEAF].fill).name()
+
+
+def test_animation_has_a_frame_per_step(canvas, qtbot, tmp_path: Path) -> None:
+    player = Player(canvas.trace, canvas.graph)
+    out = tmp_path / "replay.gif"
+    exporter = AnimationExporter(player, canvas, out, lambda: canvas.show_frame(player.frame()))
+    with qtbot.waitSignal(exporter.finished, timeout=60_000) as done:
+        exporter.start()
+    assert done.args == [True, str(out)]
+    frames = Image.open(out).n_frames
+    assert (
+        frames
+        == len(_frame_plan(player))
+        == (len(player.steps_in("forward")) + 1 + len(player.steps_in("backward")) + 1)
+    )
+    assert player.position == -1 and player.mode == "forward"  # restored afterwards
+
+
+@pytest.mark.kernel
+def test_cli_exports_graph_and_animation(tmp_path: Path) -> None:
+    graph, gif = tmp_path / "g.svg", tmp_path / "a.gif"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograd_viz",
+            str(EXAMPLES / "first_graph.py"),
+            "--export-graph",
+            str(graph),
+            "--export-animation",
+            str(gif),
+            "--timeout",
+            "90",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert graph.read_text().startswith("<?xml") and Image.open(gif).n_frames > 10
