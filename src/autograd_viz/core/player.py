@@ -241,7 +241,16 @@ class Player:
         lit: frozenset[str] = frozenset()
         edges: dict[tuple[str, str], str] = {}
         if kind == "op":
-            lit = self._drawn(*e.get("outputs", ()), *e.get("grad_fn", ()))
+            made = [n for n in e.get("grad_fn", ()) if n]
+            # A leaf's AccumulateGrad joins the graph with the first op that uses the leaf.
+            joined = [
+                nxt
+                for n in made
+                if n in self._nodes
+                for nxt in self._nodes[n].next
+                if nxt in self._nodes and self._nodes[nxt].variable
+            ]
+            lit = self._drawn(*e.get("outputs", ()), *made, *joined)
             outs = ", ".join(
                 f"{self._name(t)} = {show(v)}"
                 for t, v in zip(e.get("outputs", ()), e.get("values", ()), strict=False)
