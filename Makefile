@@ -30,7 +30,9 @@ screenshot: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/autograd-viz $(EXAMPLE) --run --screenshot docs/screenshot.png
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet torchviz
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_capture
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_canvas
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPolygonF, QTransform
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+    QTransform,
+)
 
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
 from autograd_viz.core.player import Frame
@@ -58,11 +68,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._grad_font.setPointSizeF(8.5)
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
+        self._geometry: tuple[Any, list[Any]] | None = None
 
     def set_graph(self, graph: DrawnGraph) -> None:
         """Replace what is drawn."""
         self.prepareGeometryChange()
         self._graph = graph
+        self._geometry = None
         xs = [n.x for n in graph.nodes.values()] or [0.0]
         ys = [n.y for n in graph.nodes.values()] or [0.0]
         self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
@@ -103,60 +115,107 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
-        self._paint_edges(painter, screen)
+        self._paint_edges(painter, transform, screen)
         self.last_spacing_px = self.spacing_px(transform)
         if self.labels_visible and self.labels_fit():
             self._paint_labels(painter, screen)
         painter.restore()
 
-    def _paint_edges(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
-        frame = self.frame
-        carrying = frame.step.edge_grads if frame is not None and frame.step else {}
-        normal, faded = QColor(EDGE_COLOUR), QColor(EDGE_COLOUR)
-        faded.setAlpha(60)
-        hot = QColor(GRAD_COLOUR)
-        heads: list[tuple[QPolygonF, QColor]] = []
-        labels: list[tuple[QPointF, str]] = []
+    def _edge_geometry(self, transform: QTransform, screen: dict[str, QPointF]) -> list[Any]:
+        """Per edge: (line, arrowhead, midpoint) in screen pixels, or None when the nodes
+        overlap. Cached until the view moves, so playback frames skip the arithmetic."""
+        key = (
+            transform.m11(),
+            transform.m12(),
+            transform.m21(),
+            transform.m22(),
+            transform.dx(),
+            transform.dy(),
+            len(self._graph.edges),
+        )
+        if self._geometry is not None and self._geometry[0] == key:
+            return self._geometry[1]
+        nodes = self._graph.nodes
+        geometry: list[Any] = []
+        half = ARROW_PX * 0.45
         for source, target in self._graph.edges:
             a, b = screen[source], screen[target]
             dx, dy = b.x() - a.x(), b.y() - a.y()
             length = math.hypot(dx, dy)
-            if length < 1e-6:
+            start_gap = STYLES[nodes[source].kind].size / 2 + 2
+            end_gap = STYLES[nodes[target].kind].size / 2 + 3
+            if length <= start_gap + end_gap:
+                geometry.append(None)
                 continue
             ux, uy = dx / length, dy / length
-            start_gap = STYLES[self._graph.nodes[source].kind].size / 2 + 2
-            end_gap = STYLES[self._graph.nodes[target].kind].size / 2 + 3
-            if length <= start_gap + end_gap:
-                continue
-            grad = carrying.get((source, target))
-            if grad is not None:
-                colour, width = hot, 2.6
-                labels.append((QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2), f"∂ {grad}"))
-            elif frame is not None and not (
-                {source, target} <= frame.visited or target in frame.visited
-            ):
-                colour, width = faded, 1.2
-            else:
-                colour, width = normal, 1.4
-            painter.setPen(QPen(colour, width))
-            start = QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap)
             tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
-            painter.drawLine(start, tip)
-            base = QPointF(tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX)
-            half = ARROW_PX * 0.45
+            line = QLineF(QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap), tip)
+            base_x, base_y = tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX
             head = QPolygonF(
                 [
                     tip,
-                    QPointF(base.x() - uy * half, base.y() + ux * half),
-                    QPointF(base.x() + uy * half, base.y() - ux * half),
+                    QPointF(base_x - uy * half, base_y + ux * half),
+                    QPointF(base_x + uy * half, base_y - ux * half),
+                    tip,
                 ]
             )
-            heads.append((head, colour))
-        painter.setPen(Qt.PenStyle.NoPen)
-        for head, colour in heads:
+            geometry.append((line, head, QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)))
+        self._geometry = (key, geometry)
+        return geometry
+
+    def _paint_edges(
+        self, painter: QPainter, transform: QTransform, screen: dict[str, QPointF]
+    ) -> None:
+        """Edges grouped by look and drawn in one call per look: thousands of separate
+        drawLine calls cost more than a 60 fps frame."""
+        frame = self.frame
+        carrying = frame.step.edge_grads if frame is not None and frame.step else {}
+        visited = frame.visited if frame is not None else None
+        groups: dict[str, tuple[list[QLineF], QPainterPath]] = {
+            look: ([], QPainterPath()) for look in ("normal", "faded", "hot")
+        }
+        labels: list[tuple[QPointF, str]] = []
+        geometry = self._edge_geometry(transform, screen)
+        for (source, target), shape in zip(self._graph.edges, geometry, strict=True):
+            if shape is None:
+                continue
+            line, head, middle = shape
+            grad = carrying.get((source, target)) if carrying else None
+            if grad is not None:
+                look = "hot"
+                labels.append((middle, f"∂ {grad}"))
+            elif visited is not None and target not in visited:
+                look = "faded"
+            else:
+                look = "normal"
+            lines, heads = groups[look]
+            lines.append(line)
+            heads.addPolygon(head)
+        faded = QColor(EDGE_COLOUR)
+        faded.setAlpha(60)
+        looks = {
+            "faded": (faded, 1.2),
+            "normal": (QColor(EDGE_COLOUR), 1.4),
+            "hot": (QColor(GRAD_COLOUR), 2.6),
+        }
+        # Antialiased lines cost several times more to rasterise; past a few hundred edges
+        # the difference is invisible and the frame rate is not.
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, len(self._graph.edges) <= 300)
+        for look, (colour, width) in looks.items():
+            lines, heads = groups[look]
+            if not lines:
+                continue
+            painter.setPen(QPen(colour, width))
+            painter.drawLines(lines)
+            painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
-            painter.drawPolygon(head)
+            painter.drawPath(heads)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        self._paint_edge_labels(painter, labels)
+
+    def _paint_edge_labels(self, painter: QPainter, labels: list[tuple[QPointF, str]]) -> None:
         # Gradients travel backwards: the label sits on the edge they flow along.
+        hot = QColor(GRAD_COLOUR)
         painter.setFont(self._grad_font)
         metrics = QFontMetricsF(self._grad_font)
         for centre, text in labels:

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
 from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
@@ -44,6 +44,7 @@ class GraphCanvas(pg.PlotWidget):
         self.trace: Trace | None = None
         self.graph = DrawnGraph()
         self.frame: Frame | None = None
+        self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = pg.ScatterPlotItem(
@@ -93,13 +94,13 @@ class GraphCanvas(pg.PlotWidget):
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
         if nodes:
-            styles = [STYLES[n.kind] for n in nodes]
+            looks = [self._look(n.kind, "normal") for n in nodes]
             self._markers.setData(
                 pos=np.array([(n.x, n.y) for n in nodes], dtype=float),
-                symbol=[s.symbol for s in styles],
-                size=[s.size for s in styles],
-                brush=[pg.mkBrush(s.fill) for s in styles],
-                pen=[pg.mkPen(s.outline, width=1.6) for s in styles],
+                symbol=[STYLES[n.kind].symbol for n in nodes],
+                size=[look[2] for look in looks],
+                brush=[look[0] for look in looks],
+                pen=[look[1] for look in looks],
                 data=[n.id for n in nodes],
             )
             self._message.setVisible(False)
@@ -112,6 +113,24 @@ class GraphCanvas(pg.PlotWidget):
         self.fit()
         self.graph_drawn.emit(len(nodes))
 
+    def _look(self, kind: str, state: str) -> tuple[QBrush, QPen, int]:
+        """The brush, pen and size of a node kind in a playback state. The same objects are
+        reused, so pyqtgraph's symbol atlas renders each look once, not once per frame."""
+        key = (kind, state)
+        look = self._looks.get(key)
+        if look is None:
+            style = STYLES[kind]
+            fill, outline = QColor(style.fill), QColor(style.outline)
+            if state == "faded":
+                fill.setAlpha(50)
+                outline.setAlpha(70)
+            if state == "lit":
+                look = (pg.mkBrush(fill), pg.mkPen(CURRENT_COLOUR, width=3.5), style.size + 8)
+            else:
+                look = (pg.mkBrush(fill), pg.mkPen(outline, width=1.6), style.size)
+            self._looks[key] = look
+        return look
+
     def show_frame(self, frame: Frame | None) -> None:
         """Paint one moment of playback: what ran so far solid, the rest faded, the current
         step ringed; None paints the state at the end of the run. No layout happens here."""
@@ -120,30 +139,21 @@ class GraphCanvas(pg.PlotWidget):
         nodes = list(self.graph.nodes.values())
         if not nodes:
             return
-        styles = [STYLES[n.kind] for n in nodes]
         if frame is None:
-            brushes = [pg.mkBrush(s.fill) for s in styles]
-            pens = [pg.mkPen(s.outline, width=1.6) for s in styles]
-            sizes = [s.size for s in styles]
+            looks = [self._look(n.kind, "normal") for n in nodes]
         else:
             lit = frame.step.lit if frame.step is not None else frozenset()
-            brushes, pens, sizes = [], [], []
-            for n, s in zip(nodes, styles, strict=True):
-                seen = n.id in frame.visited
-                fill, outline = QColor(s.fill), QColor(s.outline)
-                if not seen:
-                    fill.setAlpha(50)
-                    outline.setAlpha(70)
-                brushes.append(pg.mkBrush(fill))
-                if n.id in lit:
-                    pens.append(pg.mkPen(CURRENT_COLOUR, width=3.5))
-                    sizes.append(s.size + 8)
-                else:
-                    pens.append(pg.mkPen(outline, width=1.6))
-                    sizes.append(s.size)
-        self._markers.setBrush(brushes)
-        self._markers.setPen(pens)
-        self._markers.setSize(sizes)
+            visited = frame.visited
+            looks = [
+                self._look(
+                    n.kind, "lit" if n.id in lit else "normal" if n.id in visited else "faded"
+                )
+                for n in nodes
+            ]
+        self._markers.setBrush([look[0] for look in looks], update=False)
+        self._markers.setPen([look[1] for look in looks], update=False)
+        self._markers.setSize([look[2] for look in looks], update=False)
+        self._markers.updateSpots()
 
     @contextmanager
     def vector_painting(self) -> Iterator[None]:
