@@ -74,3 +74,21 @@ def test_without_a_player_the_controls_are_disabled(qtbot) -> None:
     qtbot.addWidget(bar)
     assert not bar.play_button.isEnabled() and not bar.slider.isEnabled()
     assert "Run your code" in bar.caption.text()
+
+
+def test_freed_graph_is_dashed_and_explained(qtbot) -> None:
+    trace, canvas, bar, player = _setup(qtbot, "lab_loss")
+    pens = {d["data"]: d["pen"].style() for d in canvas._markers.data}
+    ops = {n.id for n in trace.nodes if n.name != "AccumulateGrad"}
+    assert {k for k, style in pens.items() if style == Qt.PenStyle.DashLine} == ops
+    assert "freed by backward() on line 7" in bar.caption.text()
+    kept = run_source(CASES["retain_graph"])
+    canvas.show_trace(kept)
+    pens = [d["pen"].style() for d in canvas._markers.data]
+    # retain_graph=True first, then a plain backward: freed after the second pass only.
+    assert Qt.PenStyle.DashLine in pens
+    player = Player(kept, canvas.graph)
+    player.set_mode(BACKWARD)
+    first_pass_end = next(s.number for s in player.steps if s.kind == "backward" and s.number)
+    player.seek(first_pass_end - 1)
+    assert player.frame().freed == set()  # kept by retain_graph=True

@@ -72,6 +72,44 @@ class Frame:
     step: Step | None
     visited: set[str]
     labels: dict[str, tuple[str, str]]  # drawn tensor id -> (value text, grad text)
+    freed: set[str] = field(default_factory=set)  # nodes whose saved tensors were freed
+
+
+_PASS_KINDS = {"node", "accumulate", "retained_grad"}
+
+
+def freeing(trace: Trace) -> list[tuple[int, int | None, set[str]]]:
+    """For each backward that freed its graph: (index of the last event of the pass, its
+    line, the nodes whose saved tensors went with it). AccumulateGrad saves nothing, so it
+    is never freed; a graph kept with retain_graph=True is not freed."""
+    nexts = {n.id: n for n in trace.nodes}
+    events = trace.events
+    found: list[tuple[int, int | None, set[str]]] = []
+    for i, e in enumerate(events):
+        if e.get("kind") != "backward" or not e.get("graph_freed"):
+            continue
+        end = i
+        while end + 1 < len(events) and events[end + 1].get("kind") in _PASS_KINDS:
+            end += 1
+        stack = [n for n in e.get("root_nodes", ()) if n in nexts]
+        freed: set[str] = set()
+        while stack:
+            nid = stack.pop()
+            if nid in freed:
+                continue
+            freed.add(nid)
+            stack.extend(n for n in nexts[nid].next if n in nexts)
+        found.append((end, e.get("line"), {n for n in freed if not nexts[n].variable}))
+    return found
+
+
+def freed_at(freed: list[tuple[int, int | None, set[str]]], index: int) -> set[str]:
+    """The nodes freed by every backward pass that had finished by event `index`."""
+    out: set[str] = set()
+    for end, _, nodes in freed:
+        if end <= index:
+            out |= nodes
+    return out
 
 
 class Player:
@@ -88,6 +126,7 @@ class Player:
         self._nodes = {n.id: n for n in trace.nodes}
         self._values, self._grads = self._histories()
         self._steps = {mode: self._build_steps(mode) for mode in MODES}
+        self.freeing = freeing(trace)
         self._first_lit = {mode: self._first_lit_at(self._steps[mode]) for mode in MODES}
         self.mode = FORWARD
         self.position = -1  # -1: before the first step
@@ -181,7 +220,7 @@ class Player:
                 "…" if value is None else show(value),
                 ("grad " + show(grad)) if (grad is not None or tracks_grad) else "",
             )
-        return Frame(self.current, visited, labels)
+        return Frame(self.current, visited, labels, freed_at(self.freeing, index))
 
     # ---- building -----------------------------------------------------------------
     @staticmethod

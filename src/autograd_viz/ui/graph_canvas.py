@@ -7,12 +7,12 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Signal
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
 from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
-from autograd_viz.core.player import Frame
+from autograd_viz.core.player import Frame, freed_at, freeing
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
 from autograd_viz.ui._graph_style import (
@@ -45,6 +45,8 @@ class GraphCanvas(pg.PlotWidget):
         self.graph = DrawnGraph()
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
+        self.freeing: list = []
+        self.freed_at_end: set[str] = set()
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = pg.ScatterPlotItem(
@@ -87,6 +89,8 @@ class GraphCanvas(pg.PlotWidget):
         """Draw the graph of a trace and fit it into view."""
         self.trace = trace
         self.graph = drawn_graph(trace)
+        self.freeing = freeing(trace)
+        self.freed_at_end = freed_at(self.freeing, len(trace.events))
         self.frame = None
         self._overlay.set_frame(None)
         self.selected = []
@@ -103,6 +107,7 @@ class GraphCanvas(pg.PlotWidget):
                 pen=[look[1] for look in looks],
                 data=[n.id for n in nodes],
             )
+            self.show_frame(None)  # the end state: graphs freed by backward() look freed
             self._message.setVisible(False)
         else:
             self._markers.clear()
@@ -126,6 +131,13 @@ class GraphCanvas(pg.PlotWidget):
                 outline.setAlpha(70)
             if state == "lit":
                 look = (pg.mkBrush(fill), pg.mkPen(CURRENT_COLOUR, width=3.5), style.size + 8)
+            elif state == "freed":  # saved tensors gone: a dashed outline, a paler fill
+                fill.setAlpha(90)
+                look = (
+                    pg.mkBrush(fill),
+                    pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine),
+                    style.size,
+                )
             else:
                 look = (pg.mkBrush(fill), pg.mkPen(outline, width=1.6), style.size)
             self._looks[key] = look
@@ -140,16 +152,20 @@ class GraphCanvas(pg.PlotWidget):
         if not nodes:
             return
         if frame is None:
-            looks = [self._look(n.kind, "normal") for n in nodes]
+            freed = self.freed_at_end
+            looks = [self._look(n.kind, "freed" if n.id in freed else "normal") for n in nodes]
         else:
             lit = frame.step.lit if frame.step is not None else frozenset()
-            visited = frame.visited
-            looks = [
-                self._look(
-                    n.kind, "lit" if n.id in lit else "normal" if n.id in visited else "faded"
-                )
-                for n in nodes
-            ]
+            visited, freed = frame.visited, frame.freed
+
+            def state(key: str) -> str:
+                if key in lit:
+                    return "lit"
+                if key in freed:
+                    return "freed"
+                return "normal" if key in visited else "faded"
+
+            looks = [self._look(n.kind, state(n.id)) for n in nodes]
         self._markers.setBrush([look[0] for look in looks], update=False)
         self._markers.setPen([look[1] for look in looks], update=False)
         self._markers.setSize([look[2] for look in looks], update=False)

@@ -161,10 +161,15 @@ class PlayerBar(QWidget):
         player.position_changed.connect(self._on_position)
         player.mode_changed.connect(self._on_mode)
         self._on_mode(player.mode)
-        self.caption.setText(
-            "The graph as it stands at the end of the run. Press ▶ (Space) "
-            "to replay it step by step."
-        )
+        text = "The graph as it stands at the end of the run."
+        lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
+        if lines:
+            where = ", ".join(f"line {n}" for n in lines)
+            text += (
+                f" Dashed nodes: their saved tensors were freed by backward() on {where};"
+                " a second backward through them needs retain_graph=True."
+            )
+        self.caption.setText(text + " Press ▶ (Space) to replay it step by step.")
 
     def _on_mode(self, mode: str) -> None:
         for button in self.mode_buttons.buttons():
