@@ -72,3 +72,21 @@ def test_tooltip_describes_tensor_and_node() -> None:
     assert "x  () float32 on cpu" in text and ".grad: 60.0" in text
     mul = next(n for n in trace.nodes if n.name == "MulBackward0")
     assert "AccumulateGrad" in describe(trace, mul.id)
+
+
+def test_find_and_center(qtbot) -> None:
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    out = trace.tensor_named("out").id
+    assert canvas.find("OUT")[0] == out  # tensors first, exact name first
+    assert {canvas.graph.nodes[k].title for k in canvas.find("backward")} == {
+        "MulBackward0",
+        "AddBackward0",
+        "PowBackward0",
+    }
+    assert canvas.find("nothing-like-this") == [] and canvas.find("  ") == []
+    canvas.center_on(out)
+    (x0, x1), (y0, y1) = canvas.getViewBox().viewRange()
+    node = canvas.graph.nodes[out]
+    assert abs((x0 + x1) / 2 - node.x) < 1e-6 and abs((y0 + y1) / 2 - node.y) < 1e-6

@@ -134,3 +134,11 @@ def test_clicking_a_node_inspects_it_and_shows_its_line(qtbot, window) -> None:
     # And back: putting the cursor on the loss line rings what that line made.
     window.editor.goto_line(5)
     assert trace.tensor_named("loss").id in window.canvas.selected
+
+
+def test_search_box_finds_and_inspects(qtbot, window) -> None:
+    trace = _run_typed(qtbot, window, LAB)
+    window.search.setText("loss")
+    qtbot.keyClick(window.search, Qt.Key.Key_Return)
+    loss = trace.tensor_named("loss").id
+    assert window.canvas.selected[0] == loss and window.inspector.key == loss

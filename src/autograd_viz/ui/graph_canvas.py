@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
+from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph, drawn_graph
 from autograd_viz.core.player import Frame, freed_at, freeing
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
@@ -170,6 +170,29 @@ class GraphCanvas(pg.PlotWidget):
         self._markers.setPen([look[1] for look in looks], update=False)
         self._markers.setSize([look[2] for look in looks], update=False)
         self._markers.updateSpots()
+
+    def find(self, text: str) -> list[str]:
+        """Nodes whose name contains `text` (case-insensitive), tensors before operations."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        hits = [n for n in self.graph.nodes.values() if needle in n.title.lower()]
+        hits.sort(key=lambda n: (n.kind in (OPERATION, ACCUMULATE), n.title.lower() != needle))
+        return [n.id for n in hits]
+
+    def center_on(self, key: str) -> None:
+        """Pan (keeping the zoom) so that node `key` is in the middle of the view."""
+        node = self.graph.nodes.get(key)
+        if node is None:
+            return
+        view = self.getViewBox()
+        (x0, x1), (y0, y1) = view.viewRange()
+        half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
+        view.setRange(
+            xRange=(node.x - half_x, node.x + half_x),
+            yRange=(node.y - half_y, node.y + half_y),
+            padding=0,
+        )
 
     @contextmanager
     def vector_painting(self) -> Iterator[None]:

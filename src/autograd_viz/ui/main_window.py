@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
     QSplitter,
@@ -123,6 +124,14 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         for action in (self.run_action, self.stop_action, self.restart_action, self.fit_action):
             toolbar.addAction(action)
+        self.search = QLineEdit()
+        self.search.setObjectName("nodeSearch")
+        self.search.setPlaceholderText("Find a node: w, loss, Mul…")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMaximumWidth(240)
+        self.search.returnPressed.connect(self.find_node)
+        toolbar.addSeparator()
+        toolbar.addWidget(self.search)
         self.addToolBar(toolbar)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -146,6 +155,14 @@ class MainWindow(QMainWindow):
             run_menu.addAction(action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
+        view_menu.addAction(
+            self._action(
+                "Find node…",
+                self._focus_search,
+                "Ctrl+Shift+F",
+                "Find a node by name (Ctrl+Shift+F)",
+            )
+        )
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
@@ -313,6 +330,22 @@ class MainWindow(QMainWindow):
             self.editor.goto_line(line)
             self.editor.highlight_lines({line})
             self._moving_cursor = False
+
+    def _focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def find_node(self) -> None:
+        """Ring the nodes whose name matches the search box; centre and inspect the first."""
+        hits = self.canvas.find(self.search.text())
+        if not hits:
+            self.statusBar().showMessage(f"No node matches {self.search.text()!r}.", 4000)
+            self.canvas.select([])
+            return
+        self._select_node(hits[0])
+        self.canvas.select(hits)
+        self.canvas.center_on(hits[0])
+        self.statusBar().showMessage(f"{len(hits)} node{'s' if len(hits) != 1 else ''} match.")
 
     def _select_line(self) -> None:
         """The editor's cursor moved to a line: ring the nodes that line created."""
