@@ -81,3 +81,29 @@ def test_labels_show_values_and_grads() -> None:
     assert by_title["x"].detail == "2.0" and by_title["x"].grad == "grad 60.0"
     assert by_title["out"].detail == "100.0"
     assert format_number(0.000123456) == "0.0001235" and format_number(3) == "3"
+
+
+def test_no_grad_ops_and_cuts_are_drawn_outside_autograd() -> None:
+    from pathlib import Path
+
+    from autograd_viz.core.graph_model import UNTRACKED
+
+    code = (Path(__file__).parent / "nograd_and_detach.py").read_text()
+    trace = run_source(code)
+    drawn = drawn_graph(trace)
+    untracked = [n for n in drawn.nodes.values() if n.kind == UNTRACKED]
+    assert sorted((n.title, n.detail) for n in untracked) == [
+        ("sub (no_grad)", "line 10"),
+        ("sub (no_grad)", "line 9"),
+    ]
+    w, b, h = (trace.tensor_named(n).id for n in ("w", "b", "h"))
+    styles = drawn.edge_styles
+    assert {(u, v) for (u, v), (style, _) in styles.items() if style == "untracked"} == {
+        (w, untracked[0].id) if untracked[0].detail == "line 9" else (b, untracked[0].id),
+        (w, untracked[1].id) if untracked[1].detail == "line 9" else (b, untracked[1].id),
+    }
+    ((cut, (_, text)),) = [(e, s) for e, s in styles.items() if s[0] == "cut"]
+    assert cut[1] == h and text == "✂ detach()"
+    assert trace.node(cut[0]).name == "MulBackward0"  # the graph h was cut from
+    # Layers still run left to right, sinks right after their inputs.
+    assert all(drawn.nodes[u].x < drawn.nodes[v].x for u, v in drawn.edges)

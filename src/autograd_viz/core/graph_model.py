@@ -8,6 +8,7 @@ drawn exactly once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
@@ -18,6 +19,9 @@ CONSTANT = "constant"  # a leaf that does not require grad
 RESULT = "result"  # a non-leaf tensor produced by an operation
 OPERATION = "operation"  # a grad_fn node such as MulBackward0
 ACCUMULATE = "accumulate"  # AccumulateGrad: where a leaf's .grad is written
+UNTRACKED = "untracked"  # an op that ran under no_grad on tensors that require grad
+
+MAX_UNTRACKED = 50  # no_grad ops drawn (the last one per line and op)
 
 
 @dataclass
@@ -41,6 +45,10 @@ class DrawnGraph:
     edges: list[tuple[str, str]] = field(default_factory=list)
     # (node id, index into its `next`) -> the drawn id the edge into that node starts at
     feeds: dict[tuple[str, int], str] = field(default_factory=dict)
+    # Edges that are not autograd's: "untracked" (into/out of a no_grad op) and "cut"
+    # (a history break such as .detach()); the text says how.
+    edge_styles: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    event_nodes: dict[int, str] = field(default_factory=dict)  # op event index -> drawn id
 
     def count(self, *kinds: str) -> int:
         """How many drawn nodes are of the given kinds (all when none given)."""
@@ -102,6 +110,16 @@ def reachable_nodes(trace: Trace) -> set[str]:
     """Nodes of the graph behind the user's named tensors, as it stands at the end of the run."""
     nexts = {n.id: n.next for n in trace.nodes}
     stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
+    # The graph a named tensor was cut from (h = y.detach()) stays in the picture, so the
+    # cut itself can be drawn.
+    named = {t.id for t in trace.tensors if t.name is not None}
+    stack += [
+        e["grad_fn"]
+        for e in trace.events
+        if e.get("kind") == "history_break"
+        and e.get("result") in named
+        and e.get("grad_fn") in nexts
+    ]
     seen: set[str] = set()
     while stack:
         nid = stack.pop()
@@ -172,6 +190,11 @@ def layered_layout(g: nx.MultiDiGraph, sweeps: int = 4) -> dict[str, tuple[float
         height[v] = max((height[s] + 1 for s in g.successors(v)), default=0)
     depth = max(height.values())
     layer = {v: (0 if g.degree(v) == 0 else depth - height[v]) for v in order}
+    # A sink sits right after its inputs: a side result (or a no_grad op) is not pushed to
+    # the far right edge with the loss.
+    for v in order:
+        if g.out_degree(v) == 0 and g.in_degree(v) > 0:
+            layer[v] = max(layer[u] for u in g.predecessors(v)) + 1
     layers: list[list[str]] = [[] for _ in range(depth + 1)]
     for v in order:
         layers[layer[v]].append(v)
@@ -201,9 +224,50 @@ def layered_layout(g: nx.MultiDiGraph, sweeps: int = 4) -> dict[str, tuple[float
     return positions
 
 
+def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
+    """no_grad ops on tensors that require grad, greyed beside the graph, and history
+    breaks (.detach(), .data) as cut edges: what autograd did not record, drawn as such."""
+    tensors = {t.id: t for t in trace.tensors}
+    styles: dict[tuple[str, str], tuple[str, str]] = {}
+    untracked: dict[tuple[Any, str], tuple[int, dict[str, Any]]] = {}
+    for i, e in enumerate(trace.events):
+        kind = e.get("kind")
+        if kind == "op" and not e.get("grad_enabled", True):
+            inputs = [t for t in e.get("inputs", ()) if t in g and tensors[t].requires_grad]
+            if inputs:
+                untracked[(e.get("line"), e["op"])] = (i, e)
+        elif kind == "history_break" and e.get("result") in g:
+            source = e.get("tensor") if e.get("tensor") in g else e.get("grad_fn")
+            if source in g and source != e["result"]:
+                g.add_edge(source, e["result"])
+                styles[(source, e["result"])] = ("cut", f"✂ {e['how']}")
+    event_nodes: dict[int, str] = {}
+    for n, (i, e) in enumerate(sorted(untracked.values(), key=lambda p: p[0])[-MAX_UNTRACKED:]):
+        uid = f"u{n}"
+        g.add_node(
+            uid, item=DrawnNode(uid, UNTRACKED, f"{e['op']} (no_grad)", f"line {e.get('line')}")
+        )
+        ins = {t for t in e.get("inputs", ()) if t in g}
+        for t in ins:
+            g.add_edge(t, uid)
+            styles[(t, uid)] = ("untracked", "")
+        for t in e.get("outputs", ()):
+            if t in g and t not in ins:  # an in-place update would close a loop
+                g.add_edge(uid, t)
+                styles[(uid, t)] = ("untracked", "")
+        event_nodes[i] = uid
+    if not nx.is_directed_acyclic_graph(g):  # never lose the autograd picture to a loop
+        g.remove_nodes_from([u for u in list(g) if str(u).startswith("u")])
+        g.remove_edges_from([edge for edge, (style, _) in styles.items() if style == "cut"])
+        styles, event_nodes = {}, {}
+    g.graph["edge_styles"] = styles
+    g.graph["event_nodes"] = event_nodes
+
+
 def drawn_graph(trace: Trace) -> DrawnGraph:
     """Everything a canvas needs to draw a trace's graph."""
     g = build_graph(trace)
+    _add_outside_autograd(trace, g)
     positions = layered_layout(g)
     drawn = DrawnGraph()
     for v, data in g.nodes(data=True):
@@ -212,4 +276,6 @@ def drawn_graph(trace: Trace) -> DrawnGraph:
         drawn.nodes[v] = item
     drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
     drawn.feeds = dict(g.graph.get("feeds", {}))
+    drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
+    drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
     return drawn

@@ -289,7 +289,9 @@ class Player:
                 for nxt in self._nodes[n].next
                 if nxt in self._nodes and self._nodes[nxt].variable
             ]
-            lit = self._drawn(*e.get("outputs", ()), *made, *joined)
+            lit = self._drawn(
+                *e.get("outputs", ()), *made, *joined, self.graph.event_nodes.get(index)
+            )
             outs = ", ".join(
                 f"{self._name(t)} = {show(v)}"
                 for t, v in zip(e.get("outputs", ()), e.get("values", ()), strict=False)

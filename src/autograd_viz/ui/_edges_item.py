@@ -21,6 +21,7 @@ from PySide6.QtGui import (
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
 from autograd_viz.core.player import Frame
 from autograd_viz.ui._graph_style import (
+    CUT_COLOUR,
     DETAIL_COLOUR,
     EDGE_COLOUR,
     GRAD_COLOUR,
@@ -172,16 +173,23 @@ class GraphOverlayItem(pg.GraphicsObject):
         carrying = frame.step.edge_grads if frame is not None and frame.step else {}
         visited = frame.visited if frame is not None else None
         groups: dict[str, tuple[list[QLineF], QPainterPath]] = {
-            look: ([], QPainterPath()) for look in ("normal", "faded", "hot")
+            look: ([], QPainterPath()) for look in ("normal", "faded", "hot", "untracked", "cut")
         }
+        styles = self._graph.edge_styles
         labels: list[tuple[QPointF, str]] = []
+        cuts: list[tuple[QPointF, str]] = []
         geometry = self._edge_geometry(transform, screen)
         for (source, target), shape in zip(self._graph.edges, geometry, strict=True):
             if shape is None:
                 continue
             line, head, middle = shape
             grad = carrying.get((source, target)) if carrying else None
-            if grad is not None:
+            special = styles.get((source, target)) if styles else None
+            if special is not None:
+                look = special[0]
+                if special[1]:
+                    cuts.append((middle, special[1]))
+            elif grad is not None:
                 look = "hot"
                 labels.append((middle, f"∂ {grad}"))
             elif visited is not None and target not in visited:
@@ -194,28 +202,33 @@ class GraphOverlayItem(pg.GraphicsObject):
         faded = QColor(EDGE_COLOUR)
         faded.setAlpha(60)
         looks = {
-            "faded": (faded, 1.2),
-            "normal": (QColor(EDGE_COLOUR), 1.4),
-            "hot": (QColor(GRAD_COLOUR), 2.6),
+            "faded": (faded, 1.2, Qt.PenStyle.SolidLine),
+            "normal": (QColor(EDGE_COLOUR), 1.4, Qt.PenStyle.SolidLine),
+            "untracked": (QColor(EDGE_COLOUR), 1.2, Qt.PenStyle.DotLine),
+            "cut": (QColor(CUT_COLOUR), 1.6, Qt.PenStyle.DashLine),
+            "hot": (QColor(GRAD_COLOUR), 2.6, Qt.PenStyle.SolidLine),
         }
         # Antialiased lines cost several times more to rasterise; past a few hundred edges
         # the difference is invisible and the frame rate is not.
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, len(self._graph.edges) <= 300)
-        for look, (colour, width) in looks.items():
+        for look, (colour, width, dash) in looks.items():
             lines, heads = groups[look]
             if not lines:
                 continue
-            painter.setPen(QPen(colour, width))
+            painter.setPen(QPen(colour, width, dash))
             painter.drawLines(lines)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
             painter.drawPath(heads)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        self._paint_edge_labels(painter, labels)
+        self._paint_edge_labels(painter, labels, GRAD_COLOUR)
+        self._paint_edge_labels(painter, cuts, CUT_COLOUR)
 
-    def _paint_edge_labels(self, painter: QPainter, labels: list[tuple[QPointF, str]]) -> None:
+    def _paint_edge_labels(
+        self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str
+    ) -> None:
         # Gradients travel backwards: the label sits on the edge they flow along.
-        hot = QColor(GRAD_COLOUR)
+        hot = QColor(colour)
         painter.setFont(self._grad_font)
         metrics = QFontMetricsF(self._grad_font)
         for centre, text in labels:

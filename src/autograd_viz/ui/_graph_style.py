@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT, UNTRACKED
 
 
 @dataclass(frozen=True)
@@ -24,15 +24,17 @@ STYLES: dict[str, NodeStyle] = {
     RESULT: NodeStyle("h", 26, "#5eead4", "#0f766e", "result (non-leaf)"),
     OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "grad_fn node"),
     ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad → .grad"),
+    UNTRACKED: NodeStyle("s", 13, "#f1f5f9", "#94a3b8", "no_grad op (not recorded)"),
 }
 
-LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]
+LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]  # no_grad ops: when drawn
 
 EDGE_COLOUR = "#94a3b8"
 TITLE_COLOUR = "#0f172a"
 OP_COLOUR = "#78350f"
 DETAIL_COLOUR = "#334155"
 GRAD_COLOUR = "#be185d"
+CUT_COLOUR = "#dc2626"  # a history break: autograd cannot follow this edge
 BACKGROUND = "#ffffff"
 CURRENT_COLOUR = "#0f172a"  # the ring around what the current step touches
 SELECTION_COLOUR = "#2563eb"  # the ring around what the user selected
