@@ -90,3 +90,35 @@ def test_find_and_center(qtbot) -> None:
     (x0, x1), (y0, y1) = canvas.getViewBox().viewRange()
     node = canvas.graph.nodes[out]
     assert abs((x0 + x1) / 2 - node.x) < 1e-6 and abs((y0 + y1) / 2 - node.y) < 1e-6
+
+
+def test_double_click_collapses_a_module_and_back(qtbot) -> None:
+    from PySide6.QtCore import Qt
+
+    from autograd_viz.resources import EXAMPLES
+
+    trace = run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8"))
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    weight = trace.tensor_named("model.0.weight").id
+    point = canvas.widget_position(weight) - canvas.viewport().pos()
+    with qtbot.waitSignal(canvas.layout_changed):
+        _double_click(qtbot, canvas, point)
+    assert canvas.collapsed == {"model.0"} and "m:model.0" in canvas.graph.nodes
+    assert "inside" not in canvas._tooltip(0, 0, "m:model.0")
+    box = canvas.widget_position("m:model.0") - canvas.viewport().pos()
+    with qtbot.waitSignal(canvas.layout_changed):
+        _double_click(qtbot, canvas, box)
+    assert canvas.collapsed == set() and weight in canvas.graph.nodes
+
+
+def _double_click(qtbot, canvas, point) -> None:
+    """What a mouse sends for a double-click: press, release, double-click, release."""
+    from PySide6.QtCore import Qt
+
+    left = Qt.MouseButton.LeftButton
+    viewport = canvas.viewport()
+    qtbot.mousePress(viewport, left, pos=point)
+    qtbot.mouseRelease(viewport, left, pos=point)
+    qtbot.mouseDClick(viewport, left, pos=point)
+    qtbot.mouseRelease(viewport, left, pos=point)

@@ -12,6 +12,7 @@ from typing import Any
 
 import networkx as nx
 
+from autograd_viz.core.module_groups import MODULE, collapse, module_groups
 from autograd_viz.core.trace import NodeInfo, TensorInfo, TensorValue, Trace
 
 LEAF = "leaf"  # a tensor the user created that requires grad
@@ -49,6 +50,8 @@ class DrawnGraph:
     # (a history break such as .detach()); the text says how.
     edge_styles: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     event_nodes: dict[int, str] = field(default_factory=dict)  # op event index -> drawn id
+    groups: dict[str, list[str]] = field(default_factory=dict)  # open module path -> members
+    alias: dict[str, str] = field(default_factory=dict)  # member of a collapsed module -> box
 
     def count(self, *kinds: str) -> int:
         """How many drawn nodes are of the given kinds (all when none given)."""
@@ -264,10 +267,13 @@ def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
     g.graph["event_nodes"] = event_nodes
 
 
-def drawn_graph(trace: Trace) -> DrawnGraph:
-    """Everything a canvas needs to draw a trace's graph."""
+def drawn_graph(trace: Trace, collapsed: set[str] | frozenset[str] = frozenset()) -> DrawnGraph:
+    """Everything a canvas needs to draw a trace's graph; modules in `collapsed` (paths
+    such as `model.0`) are drawn as one box each."""
     g = build_graph(trace)
     _add_outside_autograd(trace, g)
+    groups = module_groups(trace, g)
+    alias = collapse(g, groups, set(collapsed), _module_box)
     positions = layered_layout(g)
     drawn = DrawnGraph()
     for v, data in g.nodes(data=True):
@@ -278,4 +284,14 @@ def drawn_graph(trace: Trace) -> DrawnGraph:
     drawn.feeds = dict(g.graph.get("feeds", {}))
     drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
     drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
+    drawn.alias = alias
+    drawn.groups = {
+        path: sorted(members & drawn.nodes.keys())
+        for path, members in groups.items()
+        if f"m:{path}" not in drawn.nodes
+    }
     return drawn
+
+
+def _module_box(box: str, path: str, count: int) -> DrawnNode:
+    return DrawnNode(box, MODULE, path, f"{count} nodes (double-click to open)")

@@ -272,7 +272,9 @@ class Player:
         return first
 
     def _drawn(self, *ids: Any) -> frozenset[str]:
-        return frozenset(i for i in ids if i and i in self.graph.nodes)
+        alias = self.graph.alias
+        found = (alias.get(i, i) for i in ids if i)
+        return frozenset(i for i in found if i in self.graph.nodes)
 
     def _step(self, number: int, index: int, e: dict[str, Any]) -> Step:
         kind, line = e["kind"], e.get("line")
@@ -360,7 +362,10 @@ class Player:
                 if grad is None:
                     continue
                 if source is not None:
-                    edges[(source, node.id)] = show(grad)
+                    alias = self.graph.alias
+                    edge = (alias.get(source, source), alias.get(node.id, node.id))
+                    if edge[0] != edge[1]:
+                        edges[edge] = show(grad)
                 to = self._target_name(target)
                 g_out = _scalar(grad)
                 if g_in is not None and g_out is not None and g_in != 0:

@@ -25,6 +25,7 @@ from autograd_viz.ui._graph_style import (
     DETAIL_COLOUR,
     EDGE_COLOUR,
     GRAD_COLOUR,
+    GROUP_COLOUR,
     OP_COLOUR,
     STYLES,
     TITLE_COLOUR,
@@ -116,6 +117,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        self._paint_groups(painter, screen)
         self._paint_edges(painter, transform, screen)
         self.last_spacing_px = self.spacing_px(transform)
         if self.labels_visible and self.labels_fit():
@@ -223,6 +225,32 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._paint_edge_labels(painter, labels, GRAD_COLOUR)
         self._paint_edge_labels(painter, cuts, CUT_COLOUR)
+
+    def _paint_groups(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+        """A frame around each open nn.Module's nodes, named by its path."""
+        if not self._graph.groups:
+            return
+        frame_colour = QColor(GROUP_COLOUR)
+        fill = QColor(GROUP_COLOUR)
+        fill.setAlpha(18)
+        painter.setFont(self._op_font)
+        metrics = QFontMetricsF(self._op_font)
+        for path, members in self._graph.groups.items():
+            points = [screen[m] for m in members if m in screen]
+            if not points:
+                continue
+            xs, ys = [p.x() for p in points], [p.y() for p in points]
+            box = QRectF(
+                min(xs) - 22,
+                min(ys) - 22 - metrics.height(),
+                max(xs) - min(xs) + 44,
+                max(ys) - min(ys) + 64 + metrics.height(),
+            )
+            painter.setPen(QPen(frame_colour, 1.0, Qt.PenStyle.DashLine))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(box, 8, 8)
+            painter.setPen(frame_colour)
+            painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
 
     def _paint_edge_labels(
         self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT, UNTRACKED
+from autograd_viz.core.module_groups import MODULE
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,9 @@ STYLES: dict[str, NodeStyle] = {
     OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "grad_fn node"),
     ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad → .grad"),
     UNTRACKED: NodeStyle("s", 13, "#f1f5f9", "#94a3b8", "no_grad op (not recorded)"),
+    MODULE: NodeStyle("s", 30, "#e0e7ff", "#4338ca", "nn.Module (collapsed)"),
 }
+GROUP_COLOUR = "#6366f1"  # the frame around an nn.Module's nodes
 
 LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]  # no_grad ops: when drawn
 

@@ -31,6 +31,7 @@ class GraphCanvas(pg.PlotWidget):
     """Shows a trace's graph; zoom with the wheel, pan by dragging, click a node to select it."""
 
     node_clicked = Signal(str)  # id of a trace tensor ("t3") or node ("n5")
+    layout_changed = Signal()  # a module was collapsed or opened: positions moved
     graph_drawn = Signal(int)  # number of marks drawn
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -44,6 +45,7 @@ class GraphCanvas(pg.PlotWidget):
         self.trace: Trace | None = None
         self.graph = DrawnGraph()
         self.frame: Frame | None = None
+        self.collapsed: set[str] = set()
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self.freeing: list = []
         self.freed_at_end: set[str] = set()
@@ -86,9 +88,21 @@ class GraphCanvas(pg.PlotWidget):
 
     # ---- public ---------------------------------------------------------------
     def show_trace(self, trace: Trace) -> None:
-        """Draw the graph of a trace and fit it into view."""
+        """Draw the graph of a trace and fit it into view (all modules open)."""
+        self.collapsed = set()
+        self._draw(trace)
+
+    def toggle_module(self, path: str) -> None:
+        """Collapse an open nn.Module to one box, or open a collapsed one."""
+        if self.trace is None:
+            return
+        self.collapsed ^= {path}
+        self._draw(self.trace)
+        self.layout_changed.emit()
+
+    def _draw(self, trace: Trace) -> None:
         self.trace = trace
-        self.graph = drawn_graph(trace)
+        self.graph = drawn_graph(trace, self.collapsed)
         self.freeing = freeing(trace)
         self.freed_at_end = freed_at(self.freeing, len(trace.events))
         self.frame = None
@@ -264,12 +278,38 @@ class GraphCanvas(pg.PlotWidget):
             plot.removeItem(self._note)
 
     # ---- interaction ----------------------------------------------------------
-    def _on_click(self, _item, points, _event) -> None:
-        if len(points):
-            self.node_clicked.emit(str(points[0].data()))
+    def _on_click(self, _item, points, event) -> None:
+        if not len(points):
+            return
+        key = str(points[0].data())
+        if event is not None and event.double():
+            path = self.module_of(key)
+            if path is not None:
+                self.toggle_module(path)
+                return
+        self.node_clicked.emit(key)
+
+    def module_of(self, key: str) -> str | None:
+        """The module a node belongs to (its own path for a collapsed box), if any."""
+        if key.startswith("m:"):
+            return key[2:]
+        return next((p for p, members in self.graph.groups.items() if key in members), None)
 
     def _tooltip(self, x: float, y: float, data: object) -> str:
-        return describe(self.trace, str(data)) if self.trace else ""
+        key = str(data)
+        node = self.graph.nodes.get(key)
+        if self.trace is None or node is None:
+            return ""
+        if key.startswith("m:"):
+            return f"nn.Module {node.title}, collapsed: {node.detail}"
+        if key.startswith("u"):
+            return (
+                f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
+                "did not record it (no grad_fn, no backward through it)"
+            )
+        text = describe(self.trace, key)
+        path = self.module_of(key)
+        return text + (f"\ninside {path} (double-click to collapse)" if path else "")
 
 
 def describe(trace: Trace, key: str) -> str:

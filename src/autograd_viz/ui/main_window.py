@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
         self.player_bar.frame_changed.connect(self._show_frame)
+        self.canvas.layout_changed.connect(self._follow_new_layout)
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self._select_node)
         self.editor.cursorPositionChanged.connect(self._select_line)
@@ -278,6 +279,17 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(summary)
         self.trace_shown.emit(trace)
 
+    def _follow_new_layout(self) -> None:
+        """A module opened or closed: the player follows the new picture, same step."""
+        if self.player is None or self.canvas.trace is None:
+            return
+        mode, position = self.player.mode, self.player.position
+        self.player = Player(self.canvas.trace, self.canvas.graph)
+        self.player_bar.set_player(self.player)
+        self.player.set_mode(mode)
+        if position >= 0:
+            self.player.seek(position)
+
     def show_step(self, mode: str | None, step: int | None) -> None:
         """Put the player in a view at a step (1-based; None: the view's last step)."""
         if self.player is None:
@@ -320,8 +332,8 @@ class MainWindow(QMainWindow):
     def _select_node(self, key: str) -> None:
         """A click on the graph: inspect the item, ring it, show its line in the editor."""
         trace = self.canvas.trace
-        if trace is None or self.source_map is None:
-            return
+        if trace is None or self.source_map is None or key[:1] not in ("t", "n"):
+            return  # a module box or a no_grad op: its tooltip says what it is
         line = self.source_map.line_of.get(key)
         self.inspector.show_item(trace, key, line)
         self.canvas.select([key])

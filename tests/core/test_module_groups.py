@@ -1,0 +1,58 @@
+"""nn.Module calls become groups that collapse to one box and open again."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from autograd_viz.core.graph_model import build_graph, drawn_graph
+from autograd_viz.core.module_groups import MODULE
+from autograd_viz.core.player import BACKWARD, Player
+from autograd_viz.core.runner import run_source
+from autograd_viz.resources import EXAMPLES
+
+
+def _trace():
+    return run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8"))
+
+
+def test_each_linear_layer_is_a_group_with_its_parameters() -> None:
+    trace = _trace()
+    drawn = drawn_graph(trace)
+    assert set(drawn.groups) == {"model.0", "model.2"}
+    names = {k: n.title for k, n in drawn.nodes.items()}
+    first = sorted(names[k] for k in drawn.groups["model.0"])
+    assert first == [
+        "AccumulateGrad",
+        "AccumulateGrad",
+        "AddmmBackward0",
+        "TBackward0",
+        "model.0.bias",
+        "model.0.weight",
+    ]
+    assert "X" not in first  # the input feeds the layer; it is not part of it
+
+
+def test_collapse_replaces_members_and_keeps_a_dag() -> None:
+    trace = _trace()
+    full = drawn_graph(trace)
+    folded = drawn_graph(trace, {"model.0"})
+    box = folded.nodes["m:model.0"]
+    assert box.kind == MODULE and box.title == "model.0" and "6 nodes" in box.detail
+    assert not set(full.groups["model.0"]) & set(folded.nodes)
+    assert len(folded.nodes) == len(full.nodes) - 6 + 1
+    assert set(folded.alias) == set(full.groups["model.0"])
+    g = nx.MultiDiGraph(folded.edges)
+    assert nx.is_directed_acyclic_graph(g)
+    assert all(folded.nodes[u].x < folded.nodes[v].x for u, v in folded.edges)
+    assert "model.0" not in folded.groups and "model.2" in folded.groups
+    assert build_graph(trace).number_of_nodes() == len(full.nodes)
+
+
+def test_player_lights_the_box_for_its_members() -> None:
+    trace = _trace()
+    folded = drawn_graph(trace, {"model.0"})
+    player = Player(trace, folded)
+    player.set_mode(BACKWARD)
+    lit = set().union(*(step.lit for step in player.steps))
+    assert "m:model.0" in lit
+    assert not lit & set(folded.alias)
