@@ -93,7 +93,6 @@ def test_find_and_center(qtbot) -> None:
 
 
 def test_double_click_collapses_a_module_and_back(qtbot) -> None:
-    from PySide6.QtCore import Qt
 
     from autograd_viz.resources import EXAMPLES
 
