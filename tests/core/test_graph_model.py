@@ -107,3 +107,24 @@ def test_no_grad_ops_and_cuts_are_drawn_outside_autograd() -> None:
     assert trace.node(cut[0]).name == "MulBackward0"  # the graph h was cut from
     # Layers still run left to right, sinks right after their inputs.
     assert all(drawn.nodes[u].x < drawn.nodes[v].x for u, v in drawn.edges)
+
+
+def test_layout_keeps_its_order_when_edited_code_is_run_again() -> None:
+    from autograd_viz.core.graph_model import stable_keys
+
+    first = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    before = drawn_graph(first)
+    # The same graph built in the other order, with a line added on top: every trace id
+    # and every line number changes, the picture must not.
+    edited = run_source(
+        "import torch\n# a comment the user added\n"
+        "y = torch.tensor(3.0, requires_grad=True)\nx = torch.tensor(2.0, requires_grad=True)\n"
+        "z = x * y\nw = z + 4\nout = w**2\nout.backward()\n"
+    )
+    fresh = drawn_graph(edited)
+    kept = drawn_graph(edited, previous=before.heights())
+    by_key = {before.keys[k]: (n.x, n.y) for k, n in before.nodes.items()}
+    assert {fresh.keys[k] for k in fresh.nodes} == set(by_key)
+    assert all(by_key[kept.keys[k]] == (n.x, n.y) for k, n in kept.nodes.items())
+    assert any(by_key[fresh.keys[k]] != (n.x, n.y) for k, n in fresh.nodes.items())
+    assert len(set(stable_keys(build_graph(first)).values())) == len(before.nodes)

@@ -52,6 +52,11 @@ class DrawnGraph:
     event_nodes: dict[int, str] = field(default_factory=dict)  # op event index -> drawn id
     groups: dict[str, list[str]] = field(default_factory=dict)  # open module path -> members
     alias: dict[str, str] = field(default_factory=dict)  # member of a collapsed module -> box
+    keys: dict[str, str] = field(default_factory=dict)  # drawn id -> key stable across runs
+
+    def heights(self) -> dict[str, float]:
+        """Stable key -> y, to keep this picture's order in the next one."""
+        return {self.keys[k]: n.y for k, n in self.nodes.items() if k in self.keys}
 
     def count(self, *kinds: str) -> int:
         """How many drawn nodes are of the given kinds (all when none given)."""
@@ -182,9 +187,13 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     return g
 
 
-def layered_layout(g: nx.MultiDiGraph, sweeps: int = 4) -> dict[str, tuple[float, float]]:
+def layered_layout(
+    g: nx.MultiDiGraph, sweeps: int = 4, hint: dict[str, float] | None = None
+) -> dict[str, tuple[float, float]]:
     """Left-to-right layers (each node as far right as its consumers allow), crossings cut
-    by barycentre sweeps. Deterministic for the same graph."""
+    by barycentre sweeps. Deterministic for the same graph. `hint` gives nodes the height
+    they had in an earlier picture: a layer whose nodes all have one keeps that order, so
+    re-running edited code does not shuffle what did not change."""
     if g.number_of_nodes() == 0:
         return {}
     order = list(nx.topological_sort(g))
@@ -219,6 +228,10 @@ def layered_layout(g: nx.MultiDiGraph, sweeps: int = 4) -> dict[str, tuple[float
         for members in reversed(layers[:-1]):
             sweep(members, g.successors)
 
+    if hint:
+        for members in layers:
+            if members and all(v in hint for v in members):
+                members.sort(key=lambda v: -hint[v])
     positions: dict[str, tuple[float, float]] = {}
     for x, members in enumerate(layers):
         offset = (len(members) - 1) / 2
@@ -267,15 +280,44 @@ def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
     g.graph["event_nodes"] = event_nodes
 
 
-def drawn_graph(trace: Trace, collapsed: set[str] | frozenset[str] = frozenset()) -> DrawnGraph:
+def stable_keys(g: nx.MultiDiGraph) -> dict[str, str]:
+    """Names for drawn nodes that survive an edit and a re-run (trace ids and line numbers
+    do not): a tensor's variable name; otherwise the node's title and the key of the
+    node it feeds (`SubBackward0>PowBackward0>tensor:loss`), so a node is known by where
+    its result goes."""
+    keys: dict[str, str] = {}
+    used: dict[str, int] = {}
+    for v in reversed(list(nx.topological_sort(g))):
+        item: DrawnNode = g.nodes[v]["item"]
+        if item.kind in (LEAF, CONSTANT, RESULT) and item.title and item.title != "(leaf)":
+            base = f"tensor:{item.title}"
+        else:
+            after = sorted(keys[s] for s in g.successors(v))
+            base = f"{item.title}>{after[0]}" if after else f"{item.title}|{item.detail}"
+        used[base] = used.get(base, 0) + 1
+        keys[v] = base if used[base] == 1 else f"{base}#{used[base]}"
+    return keys
+
+
+def drawn_graph(
+    trace: Trace,
+    collapsed: set[str] | frozenset[str] = frozenset(),
+    previous: dict[str, float] | None = None,
+) -> DrawnGraph:
     """Everything a canvas needs to draw a trace's graph; modules in `collapsed` (paths
-    such as `model.0`) are drawn as one box each."""
+    such as `model.0`) are drawn as one box each. `previous` maps stable keys to the
+    heights they had in the last picture, to keep that picture's order."""
     g = build_graph(trace)
     _add_outside_autograd(trace, g)
     groups = module_groups(trace, g)
     alias = collapse(g, groups, set(collapsed), _module_box)
-    positions = layered_layout(g)
+    keys = stable_keys(g)
+    hint = None
+    if previous:
+        hint = {v: previous[keys[v]] for v in g.nodes if keys[v] in previous}
+    positions = layered_layout(g, hint=hint)
     drawn = DrawnGraph()
+    drawn.keys = keys
     for v, data in g.nodes(data=True):
         item: DrawnNode = data["item"]
         item.x, item.y = positions[v]

@@ -101,8 +101,9 @@ class GraphCanvas(pg.PlotWidget):
         self.layout_changed.emit()
 
     def _draw(self, trace: Trace) -> None:
+        previous = self.graph.heights() if self.graph.nodes else None
         self.trace = trace
-        self.graph = drawn_graph(trace, self.collapsed)
+        self.graph = drawn_graph(trace, self.collapsed, previous)
         self.freeing = freeing(trace)
         self.freed_at_end = freed_at(self.freeing, len(trace.events))
         self.frame = None
