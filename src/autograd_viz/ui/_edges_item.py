@@ -210,9 +210,13 @@ class GraphOverlayItem(pg.GraphicsObject):
             "cut": (QColor(CUT_COLOUR), 1.6, Qt.PenStyle.DashLine),
             "hot": (QColor(GRAD_COLOUR), 2.6, Qt.PenStyle.SolidLine),
         }
-        # Antialiased lines cost several times more to rasterise; past a few hundred edges
-        # the difference is invisible and the frame rate is not.
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, len(self._graph.edges) <= 300)
+        # Antialiased or fractional-width lines go through Qt's stroker, several times
+        # slower than its 1-pixel path; past a few hundred edges the difference is
+        # invisible and the frame rate is not.
+        dense = len(self._graph.edges) > 300
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not dense)
+        if dense:
+            looks = {k: (c, 0 if w < 2 else w, d) for k, (c, w, d) in looks.items()}
         for look, (colour, width, dash) in looks.items():
             lines, heads = groups[look]
             if not lines:
