@@ -7,6 +7,7 @@ protocol version. User code crosses as a string literal, never pickled.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 from autograd_viz.core.trace import TRACE_MIME
@@ -45,6 +46,10 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
 
     from autograd_viz.core.runner import preferred_device, set_torch_threads
 
+    # torch's import leaves several hundred thousand long-lived objects; freezing them keeps
+    # every later full garbage collection (in user code or in the tracer) from rescanning them.
+    gc.collect()
+    gc.freeze()
     info = {
         "protocol": PROTOCOL_VERSION,
         "torch": torch.__version__,

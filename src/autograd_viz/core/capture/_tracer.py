@@ -20,9 +20,11 @@ from autograd_viz.core.values import event_value, json_number
 
 DEFAULT_MAX_EVENTS = 50_000
 # Recording allocates many small, long-lived objects; at Python's default thresholds the
-# cyclic collector then rescans them all the time and costs more than the recording.
-# The user's own thresholds come back when the tracer exits.
-TRACING_GC_THRESHOLD = (50_000, 20, 20)
+# cyclic collector rescans them (and the whole heap, torch included, on a full pass) all
+# the time and costs more than the recording: a single full pass measured 0.4 s. While
+# tracing, young generations are collected less often and full passes wait until the
+# tracer exits, when the user's own thresholds come back.
+TRACING_GC_THRESHOLD = (50_000, 50, 1_000_000)
 
 # Calls that turn a tensor into something autograd cannot follow.
 HISTORY_BREAKS = {
