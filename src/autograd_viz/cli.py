@@ -3,6 +3,8 @@
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
                  [--export-animation OUT.gif] [--size WxH] [--timeout S]
+    autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
+                         [--start W,B] [--device DEVICE] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N]
     autograd-viz --version
@@ -175,11 +177,94 @@ def trace_main(argv: list[str]) -> int:
     return EXIT_USER_ERROR if trace.errors else EXIT_OK
 
 
+def _descent_parser() -> argparse.ArgumentParser:
+    from autograd_viz.core.descent import FUNCTIONS, OPTIMIZERS
+
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz descent",
+        description="Gradient descent on a two-parameter loss with a real torch.optim "
+        "optimizer; writes the path, a caption of what it does and the steps to reach "
+        "the minimum (within 0.001). Exit code 0, or 2 for bad arguments.",
+    )
+    parser.add_argument(
+        "--function",
+        default="bowl",
+        metavar="NAME|FILE.py",
+        help=f"one of {', '.join(FUNCTIONS)}, or a file defining "
+        "loss(w, b) (default: bowl, the lesson's (w−3)²+(b+2)²)",
+    )
+    parser.add_argument("--optimizer", default="sgd", choices=list(OPTIMIZERS))
+    parser.add_argument("--lr", type=float, default=0.1, help="learning rate (default 0.1)")
+    parser.add_argument("--steps", type=int, default=50, help="number of steps (default 50)")
+    parser.add_argument(
+        "--start",
+        default=None,
+        metavar="W,B",
+        help="starting point (default: the function's, 0.5,1.0 for bowl)",
+    )
+    parser.add_argument(
+        "--device", default="cpu", metavar="DEVICE", help="auto, cpu, cuda or cuda:N (default cpu)"
+    )
+    parser.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT.json",
+        help="write the result here (default: standard output)",
+    )
+    return parser
+
+
+def descent_main(argv: list[str]) -> int:
+    """`autograd-viz descent`: one descent path, headless."""
+    import json
+
+    from autograd_viz.core.descent import FUNCTIONS, run_descent, user_function
+    from autograd_viz.core.runner import resolve_device
+    from autograd_viz.core.values import json_safe
+
+    args = _descent_parser().parse_args(argv)
+    try:
+        if args.function in FUNCTIONS:
+            function = FUNCTIONS[args.function]
+            start = function.start
+        else:
+            path = Path(args.function)
+            if path.suffix != ".py":
+                raise ValueError(
+                    f"unknown function {args.function!r}: use one of "
+                    f"{', '.join(FUNCTIONS)} or a .py file"
+                )
+            function = user_function(read_source(path), str(path))
+            start = (0.5, 1.0)
+        if args.start:
+            w, b = (float(v) for v in args.start.split(","))
+            start = (w, b)
+        if args.steps < 0 or not args.lr > 0:
+            raise ValueError("--steps must be ≥ 0 and --lr > 0")
+        device = resolve_device(args.device)
+        result = run_descent(function, start, args.lr, args.steps, args.optimizer, device)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    except (ValueError, RuntimeError, SyntaxError) as exc:
+        print(f"autograd-viz descent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text = json.dumps(json_safe(result), indent=1)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        print(f"autograd-viz: {result['caption']['text']} -> {args.json_out}", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `autograd-viz` and `python -m autograd_viz`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "trace":
         return trace_main(argv[1:])
+    if argv and argv[0] == "descent":
+        return descent_main(argv[1:])
     args = _gui_parser().parse_args(argv)
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))

@@ -1,0 +1,299 @@
+"""Gradient descent on a two-parameter loss with the real torch.optim optimizers.
+
+Paths for many learning rates are computed at once (one parameter row per rate, one
+param group each, one backward per step for all of them), so a learning-rate slider
+only has to pick a precomputed row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+TOLERANCE = 1e-3  # "converged": within this distance of the minimum
+DIVERGED = 1e6  # past this distance from the minimum a path has diverged
+
+
+@dataclass(frozen=True)
+class LossFunction:
+    """A loss surface L(w, b) with what the view needs to frame it."""
+
+    key: str
+    title: str
+    formula: str
+    fn: LossFn
+    minimum: tuple[float, float] | None
+    start: tuple[float, float]
+    extent: tuple[tuple[float, float], tuple[float, float]]  # (w range, b range)
+    thresholds: tuple[float, ...] = ()  # learning rates where plain SGD changes behaviour
+
+
+FUNCTIONS: dict[str, LossFunction] = {
+    f.key: f
+    for f in (
+        LossFunction(
+            "bowl",
+            "Bowl",
+            "(w − 3)² + (b + 2)²",
+            lambda w, b: (w - 3) ** 2 + (b + 2) ** 2,
+            (3.0, -2.0),
+            (0.5, 1.0),
+            ((-2.0, 8.0), (-6.0, 4.0)),
+            (0.5, 1.0),
+        ),
+        LossFunction(
+            "elongated",
+            "Elongated bowl",
+            "(w − 3)² + 10·(b + 2)²",
+            lambda w, b: (w - 3) ** 2 + 10 * (b + 2) ** 2,
+            (3.0, -2.0),
+            (0.5, 1.0),
+            ((-2.0, 8.0), (-6.0, 4.0)),
+            (0.05, 0.1, 1.0),
+        ),
+        LossFunction(
+            "rosenbrock",
+            "Rosenbrock",
+            "(1 − w)² + 100·(b − w²)²",
+            lambda w, b: (1 - w) ** 2 + 100 * (b - w**2) ** 2,
+            (1.0, 1.0),
+            (-1.5, 2.0),
+            ((-2.0, 2.0), (-1.0, 3.0)),
+        ),
+        LossFunction(
+            "beale",
+            "Beale",
+            "(1.5 − w + wb)² + (2.25 − w + wb²)² + (2.625 − w + wb³)²",
+            lambda w, b: (
+                (1.5 - w + w * b) ** 2 + (2.25 - w + w * b**2) ** 2 + (2.625 - w + w * b**3) ** 2
+            ),
+            (3.0, 0.5),
+            (1.0, 1.5),
+            ((-4.5, 4.5), (-4.5, 4.5)),
+        ),
+        LossFunction(
+            "saddle",
+            "Saddle",
+            "w² − b²",
+            lambda w, b: w**2 - b**2,
+            None,
+            (1.5, 0.01),
+            ((-2.0, 2.0), (-2.0, 2.0)),
+        ),
+    )
+}
+
+OPTIMIZERS: dict[str, tuple[type[torch.optim.Optimizer], dict]] = {
+    "sgd": (torch.optim.SGD, {}),
+    "momentum": (torch.optim.SGD, {"momentum": 0.9}),
+    "nesterov": (torch.optim.SGD, {"momentum": 0.9, "nesterov": True}),
+    "rmsprop": (torch.optim.RMSprop, {}),
+    "adam": (torch.optim.Adam, {}),
+}
+
+
+def descend_many(
+    fn: LossFn,
+    start: tuple[float, float],
+    learning_rates: Sequence[float],
+    steps: int,
+    optimizer: str = "sgd",
+    device: str | torch.device | None = None,
+) -> torch.Tensor:
+    """Paths for every learning rate: a (rates, steps + 1, 3) tensor of (w, b, loss),
+    step 0 being the start. Each rate is its own parameter row and param group of one
+    real torch.optim optimizer; the rows never interact."""
+    cls, options = OPTIMIZERS[optimizer]
+    rows = [
+        torch.tensor(start, dtype=torch.float64, device=device, requires_grad=True)
+        for _ in learning_rates
+    ]
+    groups = [
+        {"params": [row], "lr": float(lr)} for row, lr in zip(rows, learning_rates, strict=True)
+    ]
+    opt = cls(groups, **options)
+    out = torch.empty(len(rows), steps + 1, 3, dtype=torch.float64, device=device)
+    for step in range(steps + 1):
+        params = torch.stack(rows)
+        loss = fn(params[:, 0], params[:, 1])
+        out[:, step, :2] = params.detach()
+        out[:, step, 2] = loss.detach()
+        if step == steps:
+            break
+        opt.zero_grad()
+        # Rows whose values blew up would poison nothing else, but NaN losses are still
+        # summed: keep the sum finite so the other rows' gradients stay real numbers.
+        torch.nan_to_num(loss, nan=0.0, posinf=0.0, neginf=0.0).sum().backward()
+        opt.step()
+    return out.cpu()
+
+
+def descend(
+    fn: LossFn,
+    start: tuple[float, float],
+    learning_rate: float,
+    steps: int,
+    optimizer: str = "sgd",
+    device: str | torch.device | None = None,
+) -> torch.Tensor:
+    """One path: a (steps + 1, 3) tensor of (w, b, loss)."""
+    return descend_many(fn, start, [learning_rate], steps, optimizer, device)[0]
+
+
+def steps_to_minimum(
+    path: torch.Tensor, minimum: tuple[float, float], tolerance: float = TOLERANCE
+) -> int | None:
+    """The first step whose (w, b) is within `tolerance` of the minimum, or None."""
+    distance = torch.linalg.vector_norm(
+        path[:, :2] - torch.tensor(minimum, dtype=path.dtype), dim=1
+    )
+    close = torch.nonzero(distance <= tolerance)
+    return int(close[0]) if len(close) else None
+
+
+@dataclass(frozen=True)
+class Caption:
+    """What a path does, in a class a test can check and a sentence a learner can read."""
+
+    kind: str  # converges | oscillates | bounces | too slow | diverges | wanders
+    text: str
+    steps: int | None  # steps to within tolerance of the minimum, when it gets there
+
+
+def _rate(learning_rate: float) -> str:
+    return f"{learning_rate:.2f}" if 0.01 <= learning_rate < 10 else f"{learning_rate:.3g}"
+
+
+def _steps(count: int) -> str:
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
+def _where(minimum: tuple[float, float]) -> str:
+    return f"(w={minimum[0]:g}, b={minimum[1]:g})".replace("-", "−")
+
+
+def describe_path(
+    path: torch.Tensor,
+    learning_rate: float,
+    minimum: tuple[float, float] | None,
+    tolerance: float = TOLERANCE,
+) -> Caption:
+    """Classify a path from what it actually did."""
+    lr = f"lr = {_rate(learning_rate)}"
+    finite = bool(torch.isfinite(path).all())
+    if minimum is None:
+        if not finite or float(path[-1, 2]) < -DIVERGED:
+            return Caption("diverges", f"{lr} — the loss falls without bound", None)
+        moved = float(torch.linalg.vector_norm(path[-1, :2] - path[-2, :2]))
+        if moved <= tolerance:
+            return Caption(
+                "converges",
+                f"{lr} — settles at w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}",
+                None,
+            )
+        return Caption("wanders", f"{lr} — still moving after {len(path) - 1} steps", None)
+    target = torch.tensor(minimum, dtype=path.dtype)
+    distance = torch.linalg.vector_norm(path[:, :2] - target, dim=1)
+    reached = steps_to_minimum(path, minimum, tolerance)
+    where = _where(minimum)
+    if reached is not None:
+        offsets = path[: reached + 1, :2] - target
+        flips = int(((offsets[1:] * offsets[:-1]) < 0).any(dim=1).sum())
+        if flips > 1:
+            return Caption(
+                "oscillates",
+                f"{lr} — oscillates across the valley but converges "
+                f"toward {where} in {reached} steps",
+                reached,
+            )
+        return Caption(
+            "converges", f"{lr} — steady convergence toward {where} in {reached} steps", reached
+        )
+    if (
+        not finite
+        or float(distance[-1]) > DIVERGED
+        or (float(distance[-1]) > float(distance[0]) * (1 + 1e-9))
+    ):
+        return Caption(
+            "diverges",
+            f"{lr} — too large: each step overshoots further and the path diverges",
+            None,
+        )
+    tail = distance[-min(len(distance), 10) :]
+    if float(tail.max() - tail.min()) <= 1e-9 * max(1.0, float(tail.max())):
+        return Caption(
+            "bounces",
+            f"{lr} — bounces between the valley walls forever, never closer to {where}",
+            None,
+        )
+    return Caption(
+        "too slow",
+        f"{lr} — heading toward {where} but still "
+        f"{float(distance[-1]):.3g} away after {len(path) - 1} steps",
+        None,
+    )
+
+
+def surface(
+    fn: LossFn,
+    extent: tuple[tuple[float, float], tuple[float, float]],
+    resolution: int = 256,
+    device: str | torch.device | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(w values, b values, loss grid[b, w]) over the extent, in one vectorised call."""
+    (w0, w1), (b0, b1) = extent
+    ws = torch.linspace(w0, w1, resolution, dtype=torch.float64, device=device)
+    bs = torch.linspace(b0, b1, resolution, dtype=torch.float64, device=device)
+    grid_b, grid_w = torch.meshgrid(bs, ws, indexing="ij")
+    with torch.no_grad():
+        values = fn(grid_w, grid_b)
+    return ws.cpu(), bs.cpu(), values.cpu()
+
+
+def learning_rate_grid(low: float = 1e-3, high: float = 2.0, count: int = 241) -> list[float]:
+    """Log-spaced learning rates for the slider (and the thresholds that matter)."""
+    step = (math.log10(high) - math.log10(low)) / (count - 1)
+    return [10 ** (math.log10(low) + i * step) for i in range(count)]
+
+
+def user_function(source: str, filename: str = "<loss>") -> LossFn:
+    """`def loss(w, b): ...` from user code, run for real (it must use torch operations)."""
+    namespace: dict = {"__name__": "__loss__", "torch": torch}
+    exec(compile(source, filename, "exec"), namespace)
+    fn = namespace.get("loss")
+    if not callable(fn):
+        raise ValueError(f"{filename} defines no function loss(w, b)")
+    return fn
+
+
+def run_descent(
+    function: LossFunction | LossFn,
+    start: tuple[float, float],
+    learning_rate: float,
+    steps: int,
+    optimizer: str = "sgd",
+    device: str | torch.device | None = None,
+) -> dict:
+    """The headless `descent` result: path, caption and steps to tolerance, as JSON data."""
+    named = isinstance(function, LossFunction)
+    fn = function.fn if named else function
+    minimum = function.minimum if named else None
+    path = descend(fn, start, learning_rate, steps, optimizer, device)
+    caption = describe_path(path, learning_rate, minimum)
+    return {
+        "function": function.key if named else "user",
+        "optimizer": optimizer,
+        "lr": learning_rate,
+        "steps": steps,
+        "start": list(start),
+        "device": str(device or "cpu"),
+        "minimum": list(minimum) if minimum else None,
+        "tolerance": TOLERANCE,
+        "path": [{"w": w, "b": b, "loss": loss} for w, b, loss in path.tolist()],
+        "caption": {"kind": caption.kind, "text": caption.text},
+        "steps_to_tolerance": caption.steps,
+    }
