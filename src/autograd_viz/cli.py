@@ -3,6 +3,7 @@
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
                  [--export-animation OUT.gif] [--size WxH] [--timeout S]
+    autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
     autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
                          [--start W,B] [--device DEVICE] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
@@ -91,6 +92,18 @@ def _gui_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="with --run: go to step N of the player's view (1 = first; default: the last)",
+    )
+    parser.add_argument(
+        "--view",
+        choices=("graph", "descent"),
+        default="graph",
+        help="the pane to show (descent: the loss surface and learning-rate slider)",
+    )
+    parser.add_argument(
+        "--lr",
+        type=float,
+        default=None,
+        help="with --view descent: the learning rate to show (default 0.1)",
     )
     parser.add_argument(
         "--export-graph",
@@ -283,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     return launch(
         path=args.file,
         text=text,
-        run=args.run or any((args.screenshot, args.export_graph, args.export_animation)),
+        run=args.view == "graph"
+        and (args.run or any((args.screenshot, args.export_graph, args.export_animation))),
         screenshot=args.screenshot,
         size=(width, height),
         timeout=args.timeout,
@@ -291,4 +305,6 @@ def main(argv: list[str] | None = None) -> int:
         step=args.step,
         export_graph=args.export_graph,
         export_animation=args.export_animation,
+        view=args.view,
+        learning_rate=args.lr,
     )

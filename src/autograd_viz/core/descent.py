@@ -165,7 +165,10 @@ class Caption:
 
 
 def _rate(learning_rate: float) -> str:
-    return f"{learning_rate:.2f}" if 0.01 <= learning_rate < 10 else f"{learning_rate:.3g}"
+    # "0.10" as the lesson writes it, but never a rounding that hides the real value.
+    if 0.01 <= learning_rate < 10 and round(learning_rate, 2) == learning_rate:
+        return f"{learning_rate:.2f}"
+    return f"{learning_rate:.3g}"
 
 
 def _steps(count: int) -> str:
@@ -255,9 +258,36 @@ def surface(
 
 
 def learning_rate_grid(low: float = 1e-3, high: float = 2.0, count: int = 241) -> list[float]:
-    """Log-spaced learning rates for the slider (and the thresholds that matter)."""
+    """Log-spaced learning rates for the slider, plus the round values a lesson names
+    (0.1, 0.5, 1.0, 1.01, …) so that the slider can land on them exactly."""
     step = (math.log10(high) - math.log10(low)) / (count - 1)
-    return [10 ** (math.log10(low) + i * step) for i in range(count)]
+    spaced = [10 ** (math.log10(low) + i * step) for i in range(count)]
+    named = [
+        0.001,
+        0.002,
+        0.005,
+        0.01,
+        0.02,
+        0.05,
+        0.1,
+        0.2,
+        0.3,
+        0.5,
+        0.7,
+        0.9,
+        0.95,
+        1.0,
+        1.01,
+        1.05,
+        1.1,
+        1.5,
+        2.0,
+    ]
+    # Drop grid points that crowd a named value, then merge.
+    kept = [
+        r for r in spaced if all(abs(math.log(r / n)) > 0.5 * step * math.log(10) for n in named)
+    ]
+    return sorted({*kept, *(n for n in named if low <= n <= high)})
 
 
 def user_function(source: str, filename: str = "<loss>") -> LossFn:

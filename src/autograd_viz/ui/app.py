@@ -95,6 +95,27 @@ class HeadlessJob:
             self._finish(1)
 
 
+class DescentShot:
+    """Waits for the descent pane's paths, saves a PNG of the window and quits."""
+
+    def __init__(self, window: MainWindow, out: Path, timeout: float) -> None:
+        self.window, self.out, self.exit_code = window, out, 1
+        window.descent.sweep_ready.connect(lambda: QTimer.singleShot(SETTLE_MS, self._save))
+        QTimer.singleShot(int(timeout * 1000), self._give_up)
+
+    def _save(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        if self.window.grab().save(str(self.out), "PNG"):
+            print(f"autograd-viz: saved {self.out}", file=sys.stderr)
+            self.exit_code = 0
+        self.window.close()
+
+    def _give_up(self) -> None:
+        if self.exit_code != 0:
+            print("autograd-viz: the descent paths were not ready in time", file=sys.stderr)
+            self.window.close()
+
+
 def launch(
     path: Path | None = None,
     text: str | None = None,
@@ -106,6 +127,8 @@ def launch(
     step: int | None = None,
     export_graph: Path | None = None,
     export_animation: Path | None = None,
+    view: str = "graph",
+    learning_rate: float | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -115,8 +138,14 @@ def launch(
     window.resize(*size)
     if mode is not None or step is not None:
         window.trace_shown.connect(lambda _trace: window.show_step(mode, step))
-    job = None
-    if screenshot or export_graph or export_animation:
+    job: HeadlessJob | DescentShot | None = None
+    if view == "descent":
+        pane = window.show_descent()
+        if learning_rate is not None:
+            pane.sweep_ready.connect(lambda: pane.set_learning_rate(learning_rate))
+        if screenshot is not None:
+            job = DescentShot(window, screenshot, timeout)
+    elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
     window.session.start()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
+    QTabWidget,
     QToolBar,
     QVBoxLayout,
     QWidget,
@@ -24,6 +25,7 @@ from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui.console import ConsolePane
+from autograd_viz.ui.descent_pane import DescentPane
 from autograd_viz.ui.editor import CodeEditor
 from autograd_viz.ui.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph_canvas import GraphCanvas
@@ -51,6 +53,7 @@ class MainWindow(QMainWindow):
         self.kernel_status = KernelStatus()
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
+        self.descent: DescentPane | None = None
         self.inspector.hide()  # until a node is clicked
         self.source_map: SourceMap | None = None
         self.player: Player | None = None
@@ -71,7 +74,12 @@ class MainWindow(QMainWindow):
         column.addWidget(self.player_bar)
         self.player_bar.install_shortcuts(graph_area)
         beside = QSplitter(Qt.Orientation.Horizontal)
-        beside.addWidget(graph_area)
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("mainTabs")
+        self.tabs.addTab(graph_area, "Graph")
+        self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
+        self.tabs.currentChanged.connect(self._tab_changed)
+        beside.addWidget(self.tabs)
         beside.addWidget(self.inspector)
         beside.setStretchFactor(0, 4)
         beside.setStretchFactor(1, 1)
@@ -342,6 +350,22 @@ class MainWindow(QMainWindow):
             self.editor.goto_line(line)
             self.editor.highlight_lines({line})
             self._moving_cursor = False
+
+    def _tab_changed(self, index: int) -> None:
+        if self.tabs.tabText(index) == "Descent" and self.descent is None:
+            self.show_descent()
+
+    def show_descent(self) -> DescentPane:
+        """The descent view (built the first time: it computes with torch in a thread)."""
+        if self.descent is None:
+            self.descent = DescentPane()
+            index = [self.tabs.tabText(i) for i in range(self.tabs.count())].index("Descent")
+            self.tabs.blockSignals(True)
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, self.descent, "Descent")
+            self.tabs.blockSignals(False)
+        self.tabs.setCurrentWidget(self.descent)
+        return self.descent
 
     def _focus_search(self) -> None:
         self.search.setFocus()
