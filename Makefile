@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet torchviz
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_capture
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_canvas
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_descent
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
