@@ -45,6 +45,11 @@ def show(d: dict[str, Any] | None) -> str:
     return "None" if d is None else format_value(_value(d))
 
 
+def _change(e: dict[str, Any]) -> str:
+    """An event's `before → after`, as labels show values."""
+    return f"{show(e.get('before'))} → {show(e.get('after'))}"
+
+
 def _scalar(d: dict[str, Any] | None) -> float | None:
     if d is None or d.get("shape") or not isinstance(d.get("data"), (int, float)):
         return None
@@ -311,29 +316,17 @@ class Player:
             caption, edges = self._chain_rule(e)
         elif kind == "accumulate":
             lit = self._drawn(e["tensor"], e.get("node"))
-            caption = (
-                f"{self._name(e['tensor'])}.grad: {show(e.get('before'))} → "
-                f"{show(e.get('after'))}  (AccumulateGrad adds)"
-            )
+            caption = f"{self._name(e['tensor'])}.grad: {_change(e)}  (AccumulateGrad adds)"
         elif kind == "retained_grad":
             lit = self._drawn(e["tensor"])
-            caption = (
-                f"{self._name(e['tensor'])}.grad kept by retain_grad(): "
-                f"{show(e.get('before'))} → {show(e.get('after'))}"
-            )
+            caption = f"{self._name(e['tensor'])}.grad kept by retain_grad(): {_change(e)}"
         elif kind in ("grad_reset", "grad_assign"):
             lit = self._drawn(e["tensor"])
             how = e.get("how", ".grad =")
-            caption = (
-                f"{where}{self._name(e['tensor'])}{how} — .grad {show(e.get('before'))} → "
-                f"{show(e.get('after'))}"
-            )
+            caption = f"{where}{self._name(e['tensor'])}{how} — .grad {_change(e)}"
         elif kind == "param_update":
             lit = self._drawn(e["tensor"])
-            caption = (
-                f"{where}{e.get('how')} changed {self._name(e['tensor'])}: "
-                f"{show(e.get('before'))} → {show(e.get('after'))}"
-            )
+            caption = f"{where}{e.get('how')} changed {self._name(e['tensor'])}: {_change(e)}"
         elif kind == "history_break":
             lit = self._drawn(e.get("tensor"), e.get("result"))
             result = f" = {format_number(e['value'])}" if "value" in e else ""

@@ -104,10 +104,11 @@ class DescentShot:
         QTimer.singleShot(int(timeout * 1000), self._give_up)
 
     def _save(self) -> None:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        if self.window.grab().save(str(self.out), "PNG"):
-            print(f"autograd-viz: saved {self.out}", file=sys.stderr)
+        try:
+            HeadlessJob._save(self.out, lambda p: self.window.grab().save(str(p), "PNG"))
             self.exit_code = 0
+        except OSError as exc:
+            print(f"autograd-viz: {exc}", file=sys.stderr)
         self.window.close()
 
     def _give_up(self) -> None:
