@@ -124,3 +124,38 @@ def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> N
     assert failed.args[0].startswith("The Python kernel could not start:")
     qtbot.waitUntil(lambda: s.state is KernelState.DEAD, timeout=5_000)
     s.shutdown()
+
+
+def test_call_returns_a_core_functions_result(qtbot, session) -> None:
+    _run(
+        qtbot,
+        session,
+        "import torch\ndef loss(w, b):\n    return (w - 3) ** 2 + b\nt = torch.ones(2, 3)\n",
+    )
+    with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
+        session.call("autograd_viz.core.protocol:namespace_summary", "summary")
+    tag, payload = got.args
+    assert tag == "summary" and payload["ok"] is True
+    assert payload["result"]["functions"] == {"loss": ["w", "b"]}
+    assert payload["result"]["tensors"] == {"t": [2, 3]}
+    qtbot.waitUntil(lambda: session.state is KernelState.IDLE, timeout=5_000)
+
+
+def test_call_errors_come_back_as_payloads(qtbot, session) -> None:
+    with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
+        session.call("autograd_viz.core.protocol:namespace_summary", "bad", {"nonsense": 1})
+    tag, payload = got.args
+    assert tag == "bad" and payload["ok"] is False
+    assert payload["error"]["type"] == "TypeError"
+    with pytest.raises(ValueError):
+        session.call("os:system", "evil")
+
+
+def test_named_spaces_keep_their_variables_apart(qtbot, session) -> None:
+    _run(qtbot, session, "w = 1")
+    with qtbot.waitSignal(session.trace_ready, timeout=30_000) as got:
+        session.run("import torch\nw = torch.tensor(3.0, requires_grad=True)", "<lab>", "lab")
+    assert got.args[0].source == "<lab>"
+    assert got.args[0].tensor_named("w") is not None
+    _, out, _ = _run(qtbot, session, "print('editor w', w)")
+    assert "editor w 1" in out

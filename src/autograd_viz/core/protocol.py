@@ -7,15 +7,46 @@ protocol version. User code crosses as a string literal, never pickled.
 
 from __future__ import annotations
 
+import builtins
 import gc
+import importlib
+import json
+import traceback
 from typing import Any
 
 from autograd_viz.core.trace import TRACE_MIME
 
 PROTOCOL_VERSION = 1
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
+RESULT_MIME = "application/vnd.autograd-viz.result+json"
+# Only functions of our own core may be called by name from the app.
+_CALLABLE_PACKAGE = "autograd_viz.core."
 
-__all__ = ["KERNEL_INFO_MIME", "PROTOCOL_VERSION", "TRACE_MIME", "run_request", "setup_request"]
+__all__ = [
+    "KERNEL_INFO_MIME",
+    "PROTOCOL_VERSION",
+    "RESULT_MIME",
+    "TRACE_MIME",
+    "call_request",
+    "run_request",
+    "setup_request",
+]
+
+# Namespaces other than the kernel's globals (the lab keeps its w, x, b apart from the
+# editor's variables). They live as long as the kernel process.
+_SPACES: dict[str, dict[str, Any]] = {}
+
+
+def namespace_for(space: str, kernel_globals: dict[str, Any]) -> dict[str, Any]:
+    """The namespace code runs in: "" is the kernel's globals, any other name its own dict."""
+    if not space:
+        return kernel_globals
+    return _SPACES.setdefault(space, {"__name__": "__main__", "__builtins__": builtins})
+
+
+def forget_space(space: str) -> None:
+    """Drop a named namespace and every tensor in it (the lab's Reset)."""
+    _SPACES.pop(space, None)
 
 
 def setup_request(threads: int | None = None) -> str:
@@ -25,11 +56,29 @@ def setup_request(threads: int | None = None) -> str:
     )
 
 
-def run_request(code: str, filename: str = "<editor>") -> str:
-    """Code that runs the user's `code` under capture in the kernel's namespace."""
+def run_request(code: str, filename: str = "<editor>", space: str = "") -> str:
+    """Code that runs the user's `code` under capture in the kernel (in `space`, if named)."""
     return (
         "import autograd_viz.core.protocol as __avz\n"
-        f"__avz.kernel_run({code!r}, {filename!r}, globals())\n"
+        f"__avz.kernel_run({code!r}, {filename!r}, __avz.namespace_for({space!r}, globals()))\n"
+        "del __avz\n"
+    )
+
+
+def call_request(
+    function: str, tag: str, arguments: dict[str, Any] | None = None, space: str = ""
+) -> str:
+    """Code that calls `autograd_viz.core.module:function(namespace=..., **arguments)`.
+
+    The arguments cross as one JSON string literal; the result comes back as RESULT_MIME.
+    """
+    if not function.startswith(_CALLABLE_PACKAGE) or ":" not in function:
+        raise ValueError(f"not a callable core function: {function!r}")
+    args = json.dumps(arguments or {})
+    return (
+        "import autograd_viz.core.protocol as __avz\n"
+        f"__avz.kernel_call({function!r}, {tag!r}, {args!r}, "
+        f"__avz.namespace_for({space!r}, globals()))\n"
         "del __avz\n"
     )
 
@@ -71,3 +120,58 @@ def kernel_run(code: str, filename: str, namespace: dict[str, Any]) -> None:
     # The trace crosses as one JSON string: serialised once here, parsed once in the app.
     payload = {"protocol": PROTOCOL_VERSION, "trace": trace.to_json()}
     _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")
+
+
+def kernel_call(function: str, tag: str, arguments: str, namespace: dict[str, Any]) -> None:
+    """Runs inside the kernel: call one core function and publish its JSON result.
+
+    A result dict may carry a `Trace` under "trace"; it crosses as its JSON string so the app
+    can draw it. Any exception becomes {"ok": false, "error": ...}, never a kernel error.
+    """
+    from autograd_viz.core.trace import Trace
+    from autograd_viz.core.values import json_safe
+
+    module_name, _, name = function.partition(":")
+    try:
+        if not module_name.startswith(_CALLABLE_PACKAGE):
+            raise ValueError(f"not a callable core function: {function!r}")
+        target = getattr(importlib.import_module(module_name), name)
+        result = target(namespace=namespace, **json.loads(arguments))
+        trace = None
+        if isinstance(result, dict) and isinstance(result.get("trace"), Trace):
+            result = dict(result)
+            trace = result.pop("trace").to_json()
+        payload: dict[str, Any] = {"ok": True, "result": result, "trace": trace}
+    except Exception as exc:  # the app shows it; the kernel stays clean
+        payload = {
+            "ok": False,
+            "error": {
+                "type": type(exc).__name__,
+                "message": str(exc),
+                "traceback": "".join(traceback.format_exception(exc)),
+            },
+        }
+    text = json.dumps(json_safe(payload), allow_nan=False)
+    _publish(
+        RESULT_MIME,
+        {"protocol": PROTOCOL_VERSION, "tag": tag, "json": text},
+        f"autograd-viz result: {tag}",
+    )
+
+
+def namespace_summary(namespace: dict[str, Any]) -> dict[str, Any]:
+    """What the user's code left behind: its functions (with parameter names) and tensors."""
+    import inspect
+
+    import torch
+
+    functions: dict[str, list[str]] = {}
+    tensors: dict[str, list[int]] = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, torch.Tensor):
+            tensors[name] = list(value.shape)
+        elif inspect.isfunction(value) and value.__module__ in (None, "__main__"):
+            functions[name] = list(inspect.signature(value).parameters)
+    return {"functions": functions, "tensors": tensors}

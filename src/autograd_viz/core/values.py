@@ -108,7 +108,7 @@ def json_safe(x: Any) -> Any:
     """A copy of a JSON-like structure with NaN and infinities as "nan", "inf", "-inf"."""
     if isinstance(x, float):
         return json_number(x)
-    if isinstance(x, list):
+    if isinstance(x, (list, tuple)):
         return [json_safe(v) for v in x]
     if isinstance(x, dict):
         return {k: json_safe(v) for k, v in x.items()}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from enum import Enum
+from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
@@ -27,11 +29,13 @@ class KernelSession(QObject):
     stderr = Signal(str)
     trace_ready = Signal(object)  # a core.trace.Trace
     run_finished = Signal(bool)  # True when the code ran without an error
+    call_finished = Signal(str, dict)  # tag, {"ok": bool, "result" | "error"}
     notice = Signal(str)  # app messages for the console ("kernel restarted")
     start_failed = Signal(str)
 
     _start = Signal()
-    _run = Signal(str, str)
+    _run = Signal(str, str, str)
+    _call = Signal(str, str, str, str)
     _restart = Signal()
     _shutdown = Signal()
 
@@ -45,6 +49,8 @@ class KernelSession(QObject):
         self._worker.moveToThread(self._thread)
         self._start.connect(self._worker.start)
         self._run.connect(self._worker.run)
+        self._call.connect(self._worker.call)
+        self._worker.result.connect(self.call_finished)
         self._restart.connect(self._worker.restart)
         self._shutdown.connect(self._worker.shutdown)
         self._worker.state.connect(self._set_state)
@@ -77,9 +83,22 @@ class KernelSession(QObject):
         self._set_state(KernelState.STARTING.value)
         self._start.emit()
 
-    def run(self, code: str, filename: str = "<editor>") -> None:
-        """Run code in the kernel under capture; trace_ready and run_finished follow."""
-        self._run.emit(code, filename)
+    def run(self, code: str, filename: str = "<editor>", space: str = "") -> None:
+        """Run code in the kernel under capture; trace_ready and run_finished follow.
+
+        `space` names a namespace of its own (e.g. "lab"); "" is the editor's globals.
+        """
+        self._run.emit(code, filename, space)
+
+    def call(
+        self, function: str, tag: str, arguments: dict[str, Any] | None = None, space: str = ""
+    ) -> None:
+        """Call `autograd_viz.core.module:function(namespace=..., **arguments)` in the kernel.
+
+        call_finished(tag, payload) follows exactly once; a result that carries a trace
+        also emits trace_ready first. Calls queue behind runs, in order.
+        """
+        self._call.emit(function, tag, json.dumps(arguments or {}), space)
 
     def interrupt(self) -> None:
         """Stop running code, keeping the kernel and its variables (sends SIGINT)."""

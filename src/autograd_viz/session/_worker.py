@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -18,7 +19,14 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from autograd_viz.core.protocol import KERNEL_INFO_MIME, TRACE_MIME, run_request, setup_request
+from autograd_viz.core.protocol import (
+    KERNEL_INFO_MIME,
+    RESULT_MIME,
+    TRACE_MIME,
+    call_request,
+    run_request,
+    setup_request,
+)
 from autograd_viz.core.trace import Trace
 
 STARTUP_TIMEOUT_S = 60.0
@@ -64,6 +72,7 @@ class KernelWorker(QObject):
     stderr = Signal(str)
     trace = Signal(object)
     run_done = Signal(bool)
+    result = Signal(str, dict)  # tag, {"ok", "result" | "error"}
     notice = Signal(str)
     failed = Signal(str)
 
@@ -75,6 +84,7 @@ class KernelWorker(QObject):
         self._watchdog: QTimer | None = None
         self._busy = False
         self._socket_dir: str | None = None
+        self._results: set[str] = set()  # tags whose result arrived during this call
 
     # ---- lifecycle -------------------------------------------------------------
     @Slot()
@@ -157,18 +167,37 @@ class KernelWorker(QObject):
         self.restart()
 
     # ---- running code ------------------------------------------------------------
-    @Slot(str, str)
-    def run(self, code: str, filename: str) -> None:
+    @Slot(str, str, str)
+    def run(self, code: str, filename: str, space: str = "") -> None:
         """Run user code under capture; emits the trace, the output and run_done."""
         if self.kc is None:
             self.stderr.emit("The kernel is not running; restart it and try again.\n")
             self.run_done.emit(False)
             return
         self.state.emit("busy")
-        ok = self._execute(run_request(code, filename))
+        ok = self._execute(run_request(code, filename, space))
         if ok is not None:  # None: the kernel died or was replaced, which set the state
             self.state.emit("idle")
         self.run_done.emit(bool(ok))
+
+    @Slot(str, str, str, str)
+    def call(self, function: str, tag: str, arguments: str, space: str) -> None:
+        """Call a core function in the kernel; always answers with one `result` for `tag`."""
+        if self.kc is None:
+            self._call_failed(tag, "The kernel is not running; restart it and try again.")
+            return
+        self.state.emit("busy")
+        self._results.discard(tag)
+        ok = self._execute(call_request(function, tag, json.loads(arguments), space))
+        if ok is not None:
+            self.state.emit("idle")
+        if tag not in self._results:
+            why = "the kernel stopped before answering" if ok is None else "no result came back"
+            self._call_failed(tag, f"{function}: {why}.")
+        self._results.discard(tag)
+
+    def _call_failed(self, tag: str, message: str) -> None:
+        self.result.emit(tag, {"ok": False, "error": {"type": "KernelError", "message": message}})
 
     def _execute(self, code: str) -> bool | None:
         """Send one execute_request and relay its iopub messages until the kernel is idle.
@@ -237,6 +266,13 @@ class KernelWorker(QObject):
     def _display(self, data: dict[str, Any]) -> None:
         if TRACE_MIME in data:
             self.trace.emit(Trace.from_json(data[TRACE_MIME]["trace"]))
+        elif RESULT_MIME in data:
+            tag = str(data[RESULT_MIME]["tag"])
+            payload = json.loads(data[RESULT_MIME]["json"])
+            self._results.add(tag)
+            if payload.get("trace"):
+                self.trace.emit(Trace.from_json(payload.pop("trace")))
+            self.result.emit(tag, payload)
         elif KERNEL_INFO_MIME in data:
             self.info.emit(dict(data[KERNEL_INFO_MIME]))
         elif "text/plain" in data:
