@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
+from autograd_viz.core.protocol import call_request
 from autograd_viz.session._worker import KernelWorker
 
 
@@ -98,6 +99,7 @@ class KernelSession(QObject):
         call_finished(tag, payload) follows exactly once; a result that carries a trace
         also emits trace_ready first. Calls queue behind runs, in order.
         """
+        call_request(function, tag, arguments, space)  # raises ValueError here, not in the worker
         self._call.emit(function, tag, json.dumps(arguments or {}), space)
 
     def interrupt(self) -> None:
