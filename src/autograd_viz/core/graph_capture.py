@@ -9,7 +9,7 @@ import torch
 
 from autograd_viz.core.capture import Registry
 from autograd_viz.core.trace import TensorInfo, Trace
-from autograd_viz.core.values import grad_value, tensor_value
+from autograd_viz.core.values import TensorValues
 
 # Walking a very deep graph from Python and then freeing it can crash PyTorch
 # (pytorch#109948), and no picture of that many nodes is readable anyway: cap the walk.
@@ -36,16 +36,27 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
 
 def _referenced(events: list[dict[str, Any]]) -> set[str]:
     ids: set[str] = set()
+    update = ids.update
     for e in events:
+        kind = e["kind"]
+        if kind == "node":  # names nodes only; the most numerous kind, so skipped first
+            continue
+        if kind == "op":
+            update(e["inputs"])
+            update(e["outputs"])
+            continue
         for key in _EVENT_TENSOR_KEYS:
-            ids.update(i for i in e.get(key, ()) if i)
+            update(e.get(key, ()))
         for key in _EVENT_TENSOR_KEY:
             if e.get(key):
                 ids.add(e[key])
+    ids.discard(None)
     return ids
 
 
-def _tensor_info(tid: str, t: torch.Tensor, name: str | None, registry: Registry) -> TensorInfo:
+def _tensor_info(
+    tid: str, t: torch.Tensor, name: str | None, registry: Registry, values: TensorValues
+) -> TensorInfo:
     return TensorInfo(
         id=tid,
         name=name,
@@ -56,8 +67,8 @@ def _tensor_info(tid: str, t: torch.Tensor, name: str | None, registry: Registry
         is_leaf=bool(t.is_leaf),
         retains_grad=bool(t.retains_grad),
         grad_fn=registry.node_id(t.grad_fn),
-        value=tensor_value(t),
-        grad=grad_value(t),
+        value=values.take(t),
+        grad=values.grad(t),
         output_nr=int(getattr(t, "output_nr", 0)),
     )
 
@@ -89,12 +100,14 @@ def capture_graph(
         if tid in referenced and (t.requires_grad or t.grad_fn is not None)
     ]
     infos: dict[str, TensorInfo] = {}
+    values = TensorValues()
     for tid in wanted:
         if tid in infos or len(infos) >= MAX_TENSORS:
             continue
         t = objects.get(tid, live.get(tid))
         if t is not None:
-            infos[tid] = _tensor_info(tid, t, names.get(tid), registry)
+            infos[tid] = _tensor_info(tid, t, names.get(tid), registry, values)
+    values.finish()
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
     if registry.nodes_capped:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections import deque
+import contextlib
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -24,18 +25,20 @@ def _as_list(value: Any) -> list[Any]:
 class BackwardRecorder:
     """Wraps one `.backward()` / `torch.autograd.backward()` / `torch.autograd.grad()` call.
 
-    Before the call, every node reachable from the roots gets a pre-hook and a hook
-    (`Node.register_prehook` / `Node.register_hook`); the engine then calls them in its
-    real order with the real gradients. AccumulateGrad nodes also report the leaf's `.grad`
-    before and after. All handles are removed when the call returns or raises.
+    Every node the tracer has given an id carries a hook (`Node.register_hook`) and, for
+    AccumulateGrad, a pre-hook (`Node.register_prehook`), installed when the node was first
+    seen (see `Tracer._hook_node`). While this recorder runs, the engine calls them in its
+    real order with the real gradients: each becomes a node event, and AccumulateGrad
+    nodes an accumulate event with the leaf's `.grad` before and after.
     """
 
     def __init__(self, tracer: Tracer, func: Any, call: str, args: tuple, kwargs: dict) -> None:
         self.tracer, self.func, self.call = tracer, func, call
         self.args, self.kwargs = args, kwargs
         self.line = tracer.user_line()
-        self._handles: list[Any] = []
         self._before: dict[str, Any] = {}
+        # A gradient leaving one node usually enters the next unchanged: snapshot it once.
+        self._seen: dict[int, tuple[Any, Any]] = {}
 
     def _options(self) -> tuple[list[torch.Tensor], bool, bool]:
         """The roots and the retain_graph / create_graph flags, as torch will read them."""
@@ -56,37 +59,36 @@ class BackwardRecorder:
         return roots, bool(create if retain is None else retain), create
 
     def run(self) -> Any:
-        """Hook the graph, run the real call, record what happened, unhook."""
+        """Record the backward event, run the real call with recording on, then finish."""
         tracer = self.tracer
         tracer.quiet += 1
         try:
             roots, retain, create = self._options()
+            tensors = [r for r in roots if isinstance(r, torch.Tensor)]
             event = {
                 "kind": "backward",
                 "line": self.line,
                 "call": self.call,
-                "roots": [tracer.tid(r) for r in roots if isinstance(r, torch.Tensor)],
-                "root_nodes": [
-                    tracer.registry.node_id(r.grad_fn) for r in roots if isinstance(r, torch.Tensor)
-                ],
+                "roots": [tracer.tid(r) for r in tensors],
+                # Giving the roots ids registers (and hooks) any node not seen yet.
+                "root_nodes": [tracer.registry.node_id(r.grad_fn) for r in tensors],
                 "retain_graph": retain,
                 "create_graph": create,
                 "graph_freed": not retain,
             }
             tracer.emit(event)
-            self._hook([r.grad_fn for r in roots if isinstance(r, torch.Tensor)])
             retained = self._retained_before()
         finally:
             tracer.quiet -= 1
+        outer, tracer.backward = tracer.backward, self
         try:
             result = self.func(*self.args, **self.kwargs)
         except BaseException:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
         finally:
-            for handle in self._handles:
-                handle.remove()
-            self._handles.clear()
+            tracer.backward = outer
+            self._seen.clear()
         self._retained_after(retained)
         return result
 
@@ -103,7 +105,7 @@ class BackwardRecorder:
         tracer.quiet += 1
         try:
             for tid, t, before in retained:
-                after = event_value(t.grad)
+                after = event_value(t.grad)  # compared now, so taken now (not deferred)
                 if after != before:
                     tracer.emit(
                         {
@@ -117,53 +119,55 @@ class BackwardRecorder:
         finally:
             tracer.quiet -= 1
 
-    def _hook(self, starts: list[Any]) -> None:
-        registry = self.tracer.registry
-        seen: set[str] = set()
-        queue: deque[Any] = deque(n for n in starts if n is not None)
-        while queue:
-            node = queue.popleft()
-            nid = registry.node_id(node)
-            if nid is None or nid in seen:
-                continue
-            seen.add(nid)
-            leaf = getattr(node, "variable", None)
-            if isinstance(leaf, torch.Tensor):
-                # AccumulateGrad runs once per pass, so .grad now is .grad "before".
-                self._before[nid] = event_value(leaf.grad)
-            self._handles.append(node.register_hook(self._post_hook(node, nid, leaf)))
-            queue.extend(n for n, _ in node.next_functions if n is not None)
+    def _grad(self, g: Any) -> Any:
+        if not isinstance(g, torch.Tensor):
+            return None
+        key = id(g)
+        entry = self._seen.get(key)
+        if entry is not None and entry[0]() is g:
+            return entry[1]
+        value = self.tracer.value(g)
+        with contextlib.suppress(TypeError):  # a tensor-like without weak references
+            self._seen[key] = (weakref.ref(g), value)
+        return value
 
-    def _post_hook(self, node: Any, nid: str, leaf: Any):
-        name = type(node).__name__
+    def leaf_before(self, nid: str, leaf: torch.Tensor | None) -> None:
+        """AccumulateGrad is about to run: remember the leaf's .grad as it is now."""
+        if leaf is not None:
+            self._before[nid] = self.tracer.value(leaf.grad)
+
+    def node_ran(
+        self,
+        nid: str,
+        name: str,
+        leaf: torch.Tensor | None,
+        grad_inputs: tuple,
+        grad_outputs: tuple,
+    ) -> None:
+        """The engine ran a node: its gradients in and out (and, for a leaf, the .grad)."""
         tracer = self.tracer
-        line = self.line
-
-        def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it,
-            # one per next_functions entry.
+        # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it, one
+        # per next_functions entry.
+        tracer.emit(
+            {
+                "kind": "node",
+                "line": self.line,
+                "node": nid,
+                "name": name,
+                "grads_in": [self._grad(g) for g in grad_outputs],
+                "grads_out": [self._grad(g) for g in grad_inputs],
+            }
+        )
+        if leaf is not None:
+            leaf_id = tracer.tid(leaf)
+            tracer.own_grad(leaf.grad, leaf_id)
             tracer.emit(
                 {
-                    "kind": "node",
-                    "line": line,
+                    "kind": "accumulate",
+                    "line": self.line,
+                    "tensor": leaf_id,
                     "node": nid,
-                    "name": name,
-                    "grads_in": [event_value(g) for g in grad_outputs],
-                    "grads_out": [event_value(g) for g in grad_inputs],
+                    "before": self._before.pop(nid, None),
+                    "after": tracer.value(leaf.grad),
                 }
             )
-            if isinstance(leaf, torch.Tensor):
-                leaf_id = tracer.tid(leaf)
-                tracer.own_grad(leaf.grad, leaf_id)
-                tracer.emit(
-                    {
-                        "kind": "accumulate",
-                        "line": line,
-                        "tensor": leaf_id,
-                        "node": nid,
-                        "before": self._before.pop(nid, None),
-                        "after": event_value(leaf.grad),
-                    }
-                )
-
-        return post

@@ -8,8 +8,6 @@ import torch
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
-from autograd_viz.core.values import event_value
-
 if TYPE_CHECKING:
     from autograd_viz.core.capture._tracer import Tracer
 
@@ -67,7 +65,7 @@ class ModuleAndOptimizerHooks:
         tracer = self.tracer
         tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
         self._step_before = [
-            (p, event_value(p))
+            (p, tracer.value(p))
             for group in optimizer.param_groups
             for p in group["params"]
             if p.grad is not None
@@ -85,7 +83,7 @@ class ModuleAndOptimizerHooks:
                         "tensor": tracer.tid(p),
                         "how": f"{type(optimizer).__name__}.step()",
                         "before": before,
-                        "after": event_value(p),
+                        "after": tracer.value(p),
                     }
                 )
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -32,6 +33,8 @@ class Registry:
         self._tensor_count = 0
         self.nodes: dict[str, NodeInfo] = {}
         self.nodes_capped = False
+        # Called with (node, id) for each node given an id (the tracer hooks it there).
+        self.on_new_node: Callable[[Any, str], None] | None = None
 
     # ---- tensors ----------------------------------------------------------------
     def tensor_id(self, t: torch.Tensor) -> str:
@@ -97,6 +100,8 @@ class Registry:
         if isinstance(variable, torch.Tensor):
             info.variable = info.tensor = self.tensor_id(variable)
         self.nodes[nid] = info
+        if self.on_new_node is not None:
+            self.on_new_node(node, nid)
         return nid
 
     def _register(self, root: Any) -> str | None:

@@ -16,7 +16,7 @@ from torch.overrides import TorchFunctionMode
 from autograd_viz.core.capture._backward import BackwardRecorder
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._registry import Registry
-from autograd_viz.core.values import event_value, json_number
+from autograd_viz.core.values import Snapshots, json_number
 
 DEFAULT_MAX_EVENTS = 50_000
 # Recording allocates many small, long-lived objects; at Python's default thresholds the
@@ -96,11 +96,16 @@ class Tracer:
         self._mode = _Mode(self)
         self._warning_registry: dict[Any, Any] = {}  # "default" warnings: once per line
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
+        self.snapshots = Snapshots()
+        self.value = self.snapshots.take  # an event's snapshot of a tensor
+        self.backward: BackwardRecorder | None = None  # the backward call running now
+        self._node_hooks: list[Any] = []
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
         self._gc_threshold = gc.get_threshold()
         gc.set_threshold(*TRACING_GC_THRESHOLD)
+        self.registry.on_new_node = self._hook_node
         self.context.install()
         self._mode.__enter__()
         return self
@@ -110,12 +115,51 @@ class Tracer:
             self._mode.__exit__(*exc)
         finally:
             self.context.remove()
+            self.registry.on_new_node = None
+            for handle in self._node_hooks:
+                handle.remove()
+            self._node_hooks.clear()
+            self.snapshots.finish()
             gc.set_threshold(*self._gc_threshold)
+
+    def _hook_node(self, node: Any, nid: str) -> None:
+        """Hook a node the moment it gets an id, so a backward pass needs no graph walk.
+
+        The hooks record only while a BackwardRecorder is running; all are removed when
+        the tracer exits.
+        """
+        name = type(node).__name__
+        variable = getattr(node, "variable", None)
+        try:
+            if isinstance(variable, torch.Tensor):
+                leaf = weakref.ref(variable)
+                self._node_hooks.append(node.register_prehook(self._leaf_prehook(nid, leaf)))
+            else:
+                leaf = None
+            self._node_hooks.append(node.register_hook(self._node_post_hook(nid, name, leaf)))
+        except (RuntimeError, TypeError):  # a node that takes no hooks is drawn, not replayed
+            pass
+
+    def _leaf_prehook(self, nid: str, leaf: Any):
+        def pre(grad_outputs: tuple) -> None:
+            if self.backward is not None:
+                self.backward.leaf_before(nid, leaf())
+
+        return pre
+
+    def _node_post_hook(self, nid: str, name: str, leaf: Any):
+        def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            if self.backward is not None:
+                self.backward.node_ran(
+                    nid, name, leaf() if leaf else None, grad_inputs, grad_outputs
+                )
+
+        return post
 
     # ---- recording helpers ----------------------------------------------------------
     def user_line(self) -> int | None:
         """The line of the user's code that is running now (the innermost one)."""
-        frame = sys._getframe(1)
+        frame = sys._getframe(2)  # usually the user's frame: dispatch ← __torch_function__
         while frame is not None:
             if frame.f_code.co_filename == self.filename:
                 return frame.f_lineno
@@ -183,31 +227,41 @@ class Tracer:
         return result
 
     def _op(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
-        outputs = _tensors([result])
-        if not outputs or self.events_capped:
+        if isinstance(result, torch.Tensor):
+            outputs = [result]
+        else:
+            outputs = _tensors([result])
+            if not outputs:
+                return
+        if self.events_capped:
             return
         self.quiet += 1
         try:
-            inputs = _tensors(args) + _tensors(kwargs.values())
+            flat_args = _flatten(args)
+            flat = flat_args + _flatten(kwargs.values()) if kwargs else flat_args
+            tid = self.registry.tensor_id
+            node_id = self.registry.node_id
+            grad_fns = [node_id(t.grad_fn) for t in outputs]
             event = {
                 "kind": "op",
                 "line": self.user_line(),
                 "op": name.strip("_") or name,
-                "inputs": [self.tid(t) for t in inputs],
-                "outputs": [self.tid(t) for t in outputs],
-                "grad_fn": [self.registry.node_id(t.grad_fn) for t in outputs],
+                "inputs": [tid(v) for v in flat if isinstance(v, torch.Tensor)],
+                "outputs": [tid(t) for t in outputs],
+                "grad_fn": grad_fns,
                 "grad_enabled": torch.is_grad_enabled(),
                 "inplace": name.endswith("_") and not name.endswith("__"),
                 "modules": self.context.module_stack(),
-                "values": [event_value(t) for t in outputs],
+                "values": [self.value(t) for t in outputs],
             }
-            constants = [repr(v) for v in _flatten(args) if isinstance(v, (int, float, bool))]
+            constants = [repr(v) for v in flat_args if isinstance(v, (int, float, bool))]
             if constants:
                 event["constants"] = constants
-            for t, nid in zip(outputs, event["grad_fn"], strict=False):
-                info = self.registry.nodes.get(nid) if nid else None
+            nodes = self.registry.nodes
+            for t, nid in zip(outputs, grad_fns, strict=False):
+                info = nodes.get(nid) if nid else None
                 if info is not None and info.tensor is None and t.output_nr == 0:
-                    info.tensor = self.tid(t)
+                    info.tensor = tid(t)
             self.emit(event)
         finally:
             self.quiet -= 1
@@ -240,7 +294,7 @@ class Tracer:
         try:
             line = self.user_line()
             resets = [
-                (leaf, grad, event_value(grad))
+                (leaf, grad, self.value(grad))
                 for grad in targets
                 if (leaf := self.grad_owner(grad)) is not None
             ]
@@ -257,7 +311,7 @@ class Tracer:
                         "tensor": leaf,
                         "how": ".grad.zero_()",
                         "before": before,
-                        "after": event_value(grad),
+                        "after": self.value(grad),
                     }
                 )
         finally:
@@ -283,7 +337,7 @@ class Tracer:
         if name == "__set__" and len(args) >= 2:
             self.quiet += 1
             try:
-                before = event_value(owner.grad if attr == "grad" else owner)
+                before = self.value(owner.grad if attr == "grad" else owner)
             finally:
                 self.quiet -= 1
             result = func(*args, **kwargs)
@@ -317,7 +371,7 @@ class Tracer:
                     "line": line,
                     "tensor": self.tid(owner),
                     "before": before,
-                    "after": event_value(value),
+                    "after": self.value(value),
                 }
             )
         else:
@@ -328,6 +382,6 @@ class Tracer:
                     "tensor": self.tid(owner),
                     "how": ".data =",
                     "before": before,
-                    "after": event_value(owner),
+                    "after": self.value(owner),
                 }
             )

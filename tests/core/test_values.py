@@ -1,0 +1,81 @@
+"""Values in the trace, taken fast (batched, deferred) and checked against torch itself."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from autograd_viz.core.values import FULL_DATA_LIMIT, Snapshots, TensorValues
+
+CASES = [
+    torch.tensor(3.5),
+    torch.randn(7, dtype=torch.float64),
+    torch.randn(3, 4),
+    torch.randn(64, 32),
+    torch.randn(5, 3, 2),  # same size as the next one, another shape: one batch, two shapes
+    torch.randn(2, 15),
+    torch.arange(12).reshape(3, 4),
+    torch.tensor([True, False, True]),
+    torch.randn(200) * 1e3,
+    torch.randn(FULL_DATA_LIMIT + 5),
+    torch.empty(0, 3),
+]
+
+
+def _expected(t: torch.Tensor) -> tuple[float, float, float, float]:
+    v = t.detach().to(torch.float64).reshape(-1)
+    return (v.min().item(), v.max().item(), v.mean().item(), v.norm().item())
+
+
+@pytest.mark.parametrize("t", CASES, ids=lambda t: f"{t.dtype}-{list(t.shape)}")
+def test_end_of_run_values_equal_torchs(t: torch.Tensor) -> None:
+    values = TensorValues()
+    value = values.take(t)
+    before = t.clone()
+    values.finish()
+    assert value.shape == list(before.shape)
+    if before.numel() <= FULL_DATA_LIMIT:
+        assert value.data == before.tolist()
+    else:
+        assert value.data is None
+    if before.numel():
+        got = (value.min, value.max, value.mean, value.norm)
+        assert got == pytest.approx(_expected(before), rel=1e-6, abs=1e-9)
+        assert value.first == before.reshape(-1)[:8].tolist()
+
+
+@pytest.mark.parametrize("t", CASES, ids=lambda t: f"{t.dtype}-{list(t.shape)}")
+def test_event_snapshots_equal_torchs(t: torch.Tensor) -> None:
+    snapshots = Snapshots()
+    value = snapshots.take(t)
+    before = t.clone()
+    if t.is_floating_point():
+        t.mul_(-2)
+    snapshots.finish()
+    assert value["shape"] == list(before.shape)
+    if before.numel() <= 64:
+        assert value["data"] == before.tolist()
+    elif before.numel():
+        got = (value["min"], value["max"], value["mean"], value["norm"])
+        assert got == pytest.approx(_expected(before), rel=1e-6, abs=1e-9)
+
+
+def test_nan_propagates_like_torch() -> None:
+    values = TensorValues()
+    small = values.take(torch.tensor([1.0, math.nan, 3.0]))
+    big = values.take(torch.full((100,), math.nan))
+    values.finish()
+    for v in (small, big):
+        assert all(math.isnan(x) for x in (v.min, v.max, v.mean, v.norm))
+
+
+def test_deferred_data_serialises_like_plain_data() -> None:
+    from dataclasses import asdict
+
+    values = TensorValues()
+    t = torch.randn(10, 10)
+    value = values.take(t)
+    values.finish()
+    assert asdict(value)["data"] == t.tolist()
