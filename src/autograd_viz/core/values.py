@@ -40,21 +40,20 @@ def _stats(flat: torch.Tensor) -> tuple[float, float, float, float]:
 def _row_stats(rows: torch.Tensor) -> torch.Tensor:
     """A (4, rows) float64 tensor: min, max, mean, norm of each row (magnitudes if complex).
 
-    amin/amax are exact in any dtype; mean and norm accumulate in float64 without a
-    float64 copy of the data. (torch.aminmax measured 40× slower than amin + amax here.)
+    amin/amax are exact in any dtype (torch.aminmax measured 40× slower than the two).
+    float32 and float64 rows are averaged and normed in their own precision, as torch
+    itself would; other dtypes in float64. A float32 norm that overflows is redone in
+    float64.
     """
     values = rows.abs() if rows.is_complex() else rows
-    if not (values.is_floating_point()):
+    if values.dtype not in (torch.float32, torch.float64):
         values = values.to(torch.float64)
     f64 = torch.float64
-    return torch.stack(
-        (
-            values.amin(dim=1).to(f64),
-            values.amax(dim=1).to(f64),
-            values.mean(dim=1, dtype=f64),
-            torch.linalg.vector_norm(values, dim=1, dtype=f64),
-        )
-    )
+    low, high = values.amin(dim=1), values.amax(dim=1)
+    norm = torch.linalg.vector_norm(values, dim=1)
+    if values.dtype == torch.float32 and bool(torch.isinf(norm).any()):
+        norm = torch.linalg.vector_norm(values, dim=1, dtype=f64)
+    return torch.stack((low.to(f64), high.to(f64), values.mean(dim=1).to(f64), norm.to(f64)))
 
 
 def _data(d: torch.Tensor) -> Any:
@@ -165,18 +164,14 @@ class Snapshots:
             return None
         try:
             n = t.numel()
-            if (
-                n <= EVENT_DATA_LIMIT
-                and t.layout is torch.strided
-                and t.device.type == "cpu"
-                and not t.is_complex()
-            ):
+            strided = t.layout is torch.strided
+            if n <= EVENT_DATA_LIMIT and strided and t.is_cpu and not t.is_complex():
                 return {"shape": list(t.shape), "data": t.tolist()}
             nbytes = n * t.element_size()
             if (
                 n > STATS_LIMIT
-                or t.layout is not torch.strided
-                or t.device.type == "meta"
+                or not strided
+                or t.is_meta
                 or self._held + nbytes > self.budget_bytes
             ):
                 return event_value(t)

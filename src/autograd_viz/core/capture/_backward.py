@@ -168,6 +168,7 @@ class BackwardRecorder:
                     "tensor": leaf_id,
                     "node": nid,
                     "before": self._before.pop(nid, None),
-                    "after": tracer.value(leaf.grad),
+                    # The first .grad is usually the incoming gradient itself: snapshot once.
+                    "after": self._grad(leaf.grad),
                 }
             )

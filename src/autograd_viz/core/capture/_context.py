@@ -20,6 +20,7 @@ class ModuleAndOptimizerHooks:
         self.tracer = tracer
         self.namespace = namespace
         self._stack: list[str] = []
+        self._shared: list[str] | None = None  # the list events of the current stack share
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         self._step_before: list[tuple[torch.Tensor, Any]] = []
@@ -40,8 +41,14 @@ class ModuleAndOptimizerHooks:
         self._handles.clear()
 
     def module_stack(self) -> list[str]:
-        """Paths of the modules the current op runs in, outermost first."""
-        return list(self._stack)
+        """Paths of the modules the current op runs in, outermost first.
+
+        Events share one list per stack state (rebuilt when a module is entered or left),
+        so consumers must not mutate it.
+        """
+        if self._shared is None:
+            self._shared = list(self._stack)
+        return self._shared
 
     def module_name(self, module: torch.nn.Module) -> str:
         """`model.0` for a module reachable from the user's variables, else its class name."""
@@ -56,36 +63,42 @@ class ModuleAndOptimizerHooks:
 
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         self._stack.append(self.module_name(module))
+        self._shared = None
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if self._stack:
             self._stack.pop()
+        self._shared = None
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer = self.tracer
         tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
-        self._step_before = [
-            (p, tracer.value(p))
-            for group in optimizer.param_groups
-            for p in group["params"]
-            if p.grad is not None
-        ]
+        # Hooks run in user context, where every tensor attribute read would go through
+        # the tracer's mode: read the values with torch functions off.
+        with torch._C.DisableTorchFunction():
+            self._step_before = [
+                (p, tracer.value(p))
+                for group in optimizer.param_groups
+                for p in group["params"]
+                if p.grad is not None
+            ]
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer = self.tracer
         try:
-            line = tracer.user_line()
-            for p, before in self._step_before:
-                tracer.emit(
-                    {
-                        "kind": "param_update",
-                        "line": line,
-                        "tensor": tracer.tid(p),
-                        "how": f"{type(optimizer).__name__}.step()",
-                        "before": before,
-                        "after": tracer.value(p),
-                    }
-                )
+            with torch._C.DisableTorchFunction():
+                line = tracer.user_line()
+                for p, before in self._step_before:
+                    tracer.emit(
+                        {
+                            "kind": "param_update",
+                            "line": line,
+                            "tensor": tracer.tid(p),
+                            "how": f"{type(optimizer).__name__}.step()",
+                            "before": before,
+                            "after": tracer.value(p),
+                        }
+                    )
         finally:
             self._step_before = []
             tracer.quiet = max(0, tracer.quiet - 1)
