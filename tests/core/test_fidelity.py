@@ -116,3 +116,26 @@ def test_backward_node_events_respect_dependencies(case: str) -> None:
             for nxt in nodes[nid].next:
                 if nxt in position:
                     assert position[nid] < position[nxt], (case, nid, nxt)
+
+
+def _structure(trace: Trace) -> tuple[list[str], list[str], list[tuple[str, bool, bool]]]:
+    kinds = [e["kind"] for e in trace.events if e["kind"] != "run_end"]
+    nodes = [n.name for n in trace.nodes]
+    tensors = [(t.name or "", t.is_leaf, t.grad is None) for t in trace.tensors]
+    return kinds, nodes, tensors
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cuda_trace_has_the_cpu_traces_structure_and_values(case: str) -> None:
+    on_cpu = run_source(CASES[case], device="cpu")
+    on_cuda = run_source(CASES[case], device="cuda")
+    assert _structure(on_cuda) == _structure(on_cpu)
+    assert (on_cuda.error or {}).get("type") == (on_cpu.error or {}).get("type")
+    for a, b in zip(on_cpu.tensors, on_cuda.tensors, strict=True):
+        if a.device == "cpu" and a.value is not None and a.value.data is not None:
+            assert b.device.startswith("cuda") or b.device == "cpu"
+            assert close(as_tensor(b.value), as_tensor(a.value))
+        if a.grad is not None and a.grad.data is not None:
+            assert close(as_tensor(b.grad), as_tensor(a.grad))
