@@ -30,10 +30,13 @@ screenshot: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/autograd-viz $(EXAMPLE) --run --screenshot docs/screenshot.png
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet torchviz
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_capture
+	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_peers
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_canvas
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_descent
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_startup
+	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_devices
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

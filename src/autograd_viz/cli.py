@@ -4,10 +4,15 @@
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
                  [--export-animation OUT.gif] [--size WxH] [--timeout S]
     autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
+    autograd-viz FILE.py --view landscape [--lr LR] [--screenshot OUT.png]
     autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
                          [--start W,B] [--device DEVICE] [--json OUT.json]
+    autograd-viz landscape FILE.py [--lr LR] [--steps N] [--resolution N] [--span S]
+                           [--seed N] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
-                       [--max-nodes N] [--max-events N]
+                       [--max-nodes N] [--max-events N] [--timeout S]
+    autograd-viz check EXERCISE FILE.py [--timeout S] [--json OUT.json] | check --list
+    autograd-viz gradcheck FILE.py [--function NAME] --at X [--at Y]   (see cli_exercises)
     autograd-viz --version
 
 This module imports no Qt, so `trace` works on machines without a display.
@@ -25,16 +30,30 @@ from autograd_viz import __version__
 EXIT_OK = 0
 EXIT_USER_ERROR = 1  # the user's script raised (the trace is still written)
 EXIT_USAGE = 2  # bad arguments, unreadable file
+# `trace` runs the script in a child process (cli_trace) and tells these apart:
+EXIT_TIMEOUT = 3  # the script ran past --timeout S and was stopped (no trace written)
+EXIT_CRASHED = 4  # the script killed Python: os._exit(), a segfault (no trace written)
+EXIT_OUT_OF_MEMORY = 5  # an allocation failed (the trace records it) or the OOM killer struck
 
 
 def _trace_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autograd-viz trace",
         description="Run a PyTorch script headless and write the autograd trace as JSON. "
-        "Exit code 0: ran cleanly; 1: the script raised (the trace records the error); "
-        "2: bad arguments or unreadable file.",
+        "The script runs in a child process. Exit code 0: ran cleanly; 1: the script "
+        "raised (the trace records the error); 2: bad arguments or unreadable file; "
+        "3: it ran past --timeout; 4: it crashed Python (os._exit, a segfault); "
+        "5: it ran out of memory (see AUTOGRAD_VIZ_KERNEL_MEMORY_MB).",
     )
     parser.add_argument("file", type=Path, help="the Python script to run")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop the script after S seconds of running (default: no limit)",
+    )
+    parser.add_argument("--child-status", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--json",
         dest="json_out",
@@ -95,15 +114,17 @@ def _gui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--view",
-        choices=("graph", "descent"),
+        choices=("graph", "descent", "landscape"),
         default="graph",
-        help="the pane to show (descent: the loss surface and learning-rate slider)",
+        help="the pane to show (descent: the loss surface and learning-rate slider; "
+        "landscape: the descent pane on the loss landscape of FILE's model and loss_fn(), "
+        "after running FILE)",
     )
     parser.add_argument(
         "--lr",
         type=float,
         default=None,
-        help="with --view descent: the learning rate to show (default 0.1)",
+        help="with --view descent or landscape: the learning rate to show (default 0.1)",
     )
     parser.add_argument(
         "--export-graph",
@@ -144,50 +165,22 @@ def read_source(path: Path) -> str:
 
 
 def trace_main(argv: list[str]) -> int:
-    """`autograd-viz trace`: run a script in this process and write its trace."""
+    """`autograd-viz trace`: run a script in a child process and write its trace."""
     args = _trace_parser().parse_args(argv)
     try:
         code = read_source(args.file)
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-
-    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
-    from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES
-    from autograd_viz.core.runner import resolve_device, run_source, set_torch_threads
-
-    try:
-        device = resolve_device(args.device)
-    except (RuntimeError, ValueError) as exc:
-        print(f"autograd-viz: --device {args.device}: {exc}", file=sys.stderr)
+    if args.timeout is not None and not args.timeout > 0:
+        print("autograd-viz trace: --timeout wants a number of seconds > 0", file=sys.stderr)
         return EXIT_USAGE
 
-    set_torch_threads()
-    namespace = {"__name__": "__main__", "__file__": str(args.file)}
-    redirect = (
-        contextlib.redirect_stdout(sys.stderr)
-        if args.json_out is None
-        else (contextlib.nullcontext())
-    )
-    with redirect:
-        trace = run_source(
-            code,
-            str(args.file),
-            namespace,
-            max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
-            max_events=args.max_events or DEFAULT_MAX_EVENTS,
-            device=device,
-        )
-    if args.json_out is None:
-        sys.stdout.write(trace.to_json(indent=1) + "\n")
-    else:
-        trace.save(args.json_out)
-        print(
-            f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
-            f"{len(trace.errors)} errors -> {args.json_out}",
-            file=sys.stderr,
-        )
-    return EXIT_USER_ERROR if trace.errors else EXIT_OK
+    from autograd_viz import cli_trace
+
+    if args.child_status is None:
+        return cli_trace.run_in_child(argv, args.file, args.timeout)
+    return cli_trace.trace_here(args, code)
 
 
 def _descent_parser() -> argparse.ArgumentParser:
@@ -271,13 +264,104 @@ def descent_main(argv: list[str]) -> int:
     return EXIT_OK
 
 
+def _landscape_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz landscape",
+        description="The loss landscape of a model (Li et al. 2018): FILE.py defines `model` "
+        "(an nn.Module) and `loss_fn()` (a zero-argument function returning its loss). Writes "
+        "the loss on a grid along two random filter-normalized directions around the model's "
+        "parameters and an SGD path from them projected onto that plane. Exit code 0; 1 when "
+        "the file raises; 2 for bad arguments.",
+    )
+    parser.add_argument("file", type=Path, help="a Python file defining model and loss_fn()")
+    parser.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default 0.1)")
+    parser.add_argument("--steps", type=int, default=20, help="SGD steps (default 20)")
+    parser.add_argument("--resolution", type=int, default=41, help="grid points a side (41)")
+    parser.add_argument(
+        "--span", type=float, default=1.0, help="the grid covers α, β in [−S, S] (default 1)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the directions (0)")
+    parser.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT.json",
+        help="write the result here (default: standard output)",
+    )
+    return parser
+
+
+def landscape_main(argv: list[str]) -> int:
+    """`autograd-viz landscape`: a model's loss landscape and projected SGD path, headless."""
+    import json
+    import traceback
+
+    from autograd_viz.core.landscape import landscape_in_namespace
+    from autograd_viz.core.runner import set_torch_threads
+    from autograd_viz.core.values import json_safe
+
+    args = _landscape_parser().parse_args(argv)
+    try:
+        code = read_source(args.file)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    if args.steps < 0 or not args.lr > 0 or args.resolution < 2 or not args.span > 0:
+        print(
+            "autograd-viz landscape: --steps ≥ 0, --lr > 0, --resolution ≥ 2, --span > 0",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    set_torch_threads()
+    namespace = {"__name__": "__main__", "__file__": str(args.file)}
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            exec(compile(code, str(args.file), "exec"), namespace)
+            result = landscape_in_namespace(
+                namespace,
+                learning_rate=args.lr,
+                steps=args.steps,
+                resolution=args.resolution,
+                span=args.span,
+                seed=args.seed,
+            )
+    except Exception as exc:  # the user's file: say what it raised, as Python would
+        traceback.print_exception(exc)
+        return EXIT_USER_ERROR
+    text = json.dumps(json_safe(result))
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
+        print(f"autograd-viz: {result['caption']['text']} -> {args.json_out}", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def kernel_main(argv: list[str]) -> int:
+    """Run an ipykernel (`--kernel -f CONNECTION_FILE`): how a frozen bundle, which has no
+    separate Python to launch `-m ipykernel_launcher` with, starts its kernel."""
+    from ipykernel.kernelapp import IPKernelApp
+
+    app = IPKernelApp.instance()
+    app.initialize(argv)
+    app.start()
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `autograd-viz` and `python -m autograd_viz`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--kernel":  # a bundled app starts its kernel as itself
+        return kernel_main(argv[1:])
     if argv and argv[0] == "trace":
         return trace_main(argv[1:])
     if argv and argv[0] == "descent":
         return descent_main(argv[1:])
+    if argv and argv[0] in ("check", "gradcheck"):
+        from autograd_viz.cli_exercises import check_main, gradcheck_main
+
+        return (check_main if argv[0] == "check" else gradcheck_main)(argv[1:])
+    if argv and argv[0] == "landscape":
+        return landscape_main(argv[1:])
     args = _gui_parser().parse_args(argv)
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))
@@ -296,8 +380,11 @@ def main(argv: list[str] | None = None) -> int:
     return launch(
         path=args.file,
         text=text,
-        run=args.view == "graph"
-        and (args.run or any((args.screenshot, args.export_graph, args.export_animation))),
+        run=(args.view == "landscape" and args.file is not None)
+        or (
+            args.view == "graph"
+            and (args.run or any((args.screenshot, args.export_graph, args.export_animation)))
+        ),
         screenshot=args.screenshot,
         size=(width, height),
         timeout=args.timeout,

@@ -16,6 +16,7 @@ from autograd_viz.core.descent import (
     descend,
     descend_many,
     describe_path,
+    learning_rate_thresholds,
     run_descent,
     steps_to_minimum,
     surface,
@@ -121,3 +122,38 @@ def test_user_function_and_headless_cli(tmp_path: Path) -> None:
         timeout=120,
     )
     assert bad.returncode == 2 and "unknown function" in bad.stderr
+
+
+def test_bowl_thresholds_from_its_hessian() -> None:
+    t = learning_rate_thresholds(BOWL.fn, BOWL.minimum, BOWL.start)
+    assert (t.one_step, t.bounce) == (0.5, 1.0)  # λ = 2, 2: exactly 1/2 and 2/2
+    assert t.at == "minimum" and t.exact and t.eigenvalues == (2.0, 2.0)
+    # What the ticks promise is what the real optimizer does at those rates.
+    assert steps_to_minimum(descend(BOWL.fn, BOWL.start, t.one_step, 3), BOWL.minimum) == 1
+    assert describe_path(descend(BOWL.fn, BOWL.start, t.bounce, 100), 1.0, BOWL.minimum).kind == (
+        "bounces"
+    )
+
+
+def test_elongated_thresholds_follow_the_steep_direction() -> None:
+    spec = FUNCTIONS["elongated"]
+    t = learning_rate_thresholds(spec.fn, spec.minimum, spec.start)
+    assert t.eigenvalues == pytest.approx((2.0, 20.0))
+    assert t.one_step == pytest.approx(0.05) and t.bounce == pytest.approx(0.1) and t.exact
+    below = descend(spec.fn, spec.start, t.bounce * 0.95, 400)
+    above = descend(spec.fn, spec.start, t.bounce * 1.05, 400)
+    assert describe_path(below, t.bounce * 0.95, spec.minimum).kind in ("converges", "oscillates")
+    assert describe_path(above, t.bounce * 1.05, spec.minimum).kind == "diverges"
+
+
+def test_non_quadratic_thresholds_say_where_they_hold() -> None:
+    rosen = FUNCTIONS["rosenbrock"]
+    t = learning_rate_thresholds(rosen.fn, rosen.minimum, rosen.start)
+    hessian = torch.tensor([[802.0, -400.0], [-400.0, 200.0]], dtype=torch.float64)
+    expected = torch.linalg.eigvalsh(hessian)
+    assert t.eigenvalues == pytest.approx(tuple(expected.tolist()))
+    assert not t.exact and "not quadratic" in t.note
+    saddle = FUNCTIONS["saddle"]
+    t = learning_rate_thresholds(saddle.fn, saddle.minimum, saddle.start)
+    assert t.at == "start" and t.point == saddle.start and t.eigenvalues == (-2.0, 2.0)
+    assert "start" in t.note and "no minimum" in t.note and "−2 < 0" in t.note

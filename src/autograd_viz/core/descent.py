@@ -29,7 +29,6 @@ class LossFunction:
     minimum: tuple[float, float] | None
     start: tuple[float, float]
     extent: tuple[tuple[float, float], tuple[float, float]]  # (w range, b range)
-    thresholds: tuple[float, ...] = ()  # learning rates where plain SGD changes behaviour
 
 
 FUNCTIONS: dict[str, LossFunction] = {
@@ -43,7 +42,6 @@ FUNCTIONS: dict[str, LossFunction] = {
             (3.0, -2.0),
             (0.5, 1.0),
             ((-2.0, 8.0), (-6.0, 4.0)),
-            (0.5, 1.0),
         ),
         LossFunction(
             "elongated",
@@ -53,7 +51,6 @@ FUNCTIONS: dict[str, LossFunction] = {
             (3.0, -2.0),
             (0.5, 1.0),
             ((-2.0, 8.0), (-6.0, 4.0)),
-            (0.05, 0.1, 1.0),
         ),
         LossFunction(
             "rosenbrock",
@@ -239,6 +236,82 @@ def describe_path(
         f"{float(distance[-1]):.3g} away after {len(path) - 1} steps",
         None,
     )
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Learning rates where plain gradient descent changes behaviour, from the Hessian.
+
+    On a quadratic with Hessian eigenvalues λ, a step multiplies the distance along each
+    eigenvector by (1 − lr·λ): at lr = 1/λmax the stiffest direction lands in one step, at
+    2/λmax it flips sign forever (bounces), above it grows (diverges).
+    """
+
+    point: tuple[float, ...]  # where the Hessian was taken
+    at: str  # "minimum" | "start" | "parameters"
+    eigenvalues: tuple[float, ...]  # ascending (or just the largest, for a model)
+    one_step: float | None  # 1/λmax; None when no eigenvalue is positive
+    bounce: float | None  # 2/λmax
+    exact: bool  # the Hessian is the same everywhere (a quadratic): the ticks are exact
+    note: str  # a sentence for the tooltip
+
+
+def hessian_at(fn: LossFn, point: Sequence[float]) -> torch.Tensor:
+    """The 2×2 Hessian of L(w, b) at a point, by torch.autograd.functional.hessian."""
+    x = torch.tensor(tuple(point), dtype=torch.float64)
+    return torch.autograd.functional.hessian(lambda p: fn(p[0], p[1]), x)
+
+
+def thresholds_from_eigenvalues(
+    eigenvalues: Sequence[float], point: Sequence[float], at: str, exact: bool, where: str
+) -> Thresholds:
+    """1/λmax and 2/λmax with a sentence saying where they come from and how far to trust them."""
+    eigs = tuple(sorted(float(v) for v in eigenvalues))
+    top = eigs[-1]
+    shown = ", ".join(f"{v:.4g}" for v in eigs).replace("-", "−")
+    if top <= 0:
+        return Thresholds(
+            tuple(point),
+            at,
+            eigs,
+            None,
+            None,
+            exact,
+            f"Hessian {where}: eigenvalues {shown}. No direction curves upward, so no "
+            "learning rate overshoots: every one moves downhill.",
+        )
+    note = (
+        f"Hessian {where}: eigenvalues {shown}. lr = 1/λmax = {1 / top:.4g} reaches the "
+        f"bottom of the steepest direction in one step; lr = 2/λmax = {2 / top:.4g} "
+        "overshoots it by exactly as much as it started (bounces); above that each step "
+        "overshoots further (diverges). Thresholds of plain gradient descent (SGD)."
+    )
+    if not exact:
+        note += " The function is not quadratic: the ticks hold only near that point."
+    if eigs[0] < 0:
+        note += (
+            f" The eigenvalue −{-eigs[0]:.4g} < 0 curves downward: along it every learning "
+            "rate moves away."
+        )
+    return Thresholds(tuple(point), at, eigs, 1 / top, 2 / top, exact, note)
+
+
+def learning_rate_thresholds(
+    fn: LossFn, minimum: tuple[float, float] | None, start: tuple[float, float]
+) -> Thresholds:
+    """Thresholds from the Hessian at the minimum, or at the start when none is known."""
+    point, at = (minimum, "minimum") if minimum is not None else (start, "start")
+    hessian = hessian_at(fn, point)
+    # A quadratic's Hessian is the same everywhere: compare with two other points.
+    exact = all(
+        torch.allclose(hessian_at(fn, other), hessian, rtol=1e-9, atol=1e-9)
+        for other in (start, (point[0] + 0.37, point[1] - 0.61))
+    )
+    where = f"at the {at} (w={point[0]:.4g}, b={point[1]:.4g})".replace("-", "−")
+    if minimum is None:
+        where += ", as the function has no minimum to take it at"
+    eigenvalues = torch.linalg.eigvalsh(hessian).tolist()
+    return thresholds_from_eigenvalues(eigenvalues, point, at, exact, where)
 
 
 def surface(

@@ -3,8 +3,12 @@ inspector all follow. Stepping back is free: every state is read off the recorde
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property, partial
 from typing import Any
 
 from psygnal import Signal
@@ -31,6 +35,20 @@ _KINDS = {
     },
 }
 _KINDS[EVERYTHING] = _KINDS[FORWARD] | _KINDS[BACKWARD]
+# Steps and histories are many small objects made beside a trace of millions; at Python's
+# default thresholds the cyclic collector rescans that trace again and again while they are
+# built (3.5x the build time for 50,000 ops, measured). Collections wait until it is done.
+_BUILDING_GC_THRESHOLD = (50_000, 50, 1_000_000)
+
+
+@contextmanager
+def _collections_postponed() -> Iterator[None]:
+    saved = gc.get_threshold()
+    gc.set_threshold(*_BUILDING_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
 
 
 def _value(d: dict[str, Any] | None) -> TensorValue | None:
@@ -56,18 +74,38 @@ def _scalar(d: dict[str, Any] | None) -> float | None:
     return float(d["data"])
 
 
+_Description = tuple[str, dict[tuple[str, str], str]]
+
+
 @dataclass(frozen=True)
 class Step:
-    """One step of playback: an event, what it lights up, and what to say about it."""
+    """One step of playback: an event, what it lights up, and what to say about it.
+
+    The caption and the gradients on the edges are written when first read: a run of
+    50,000 ops must not format 50,000 captions before its graph can be shown.
+    """
 
     number: int  # position in the player's step list
     event_index: int  # position in trace.events
     kind: str
     line: int | None
     lit: frozenset[str]  # drawn ids this step lights up
-    caption: str
-    edge_grads: dict[tuple[str, str], str] = field(default_factory=dict)
+    describe: Callable[[], _Description] = field(repr=False, compare=False)
     error: dict[str, Any] | None = None
+
+    @cached_property
+    def _description(self) -> _Description:
+        return self.describe()
+
+    @property
+    def caption(self) -> str:
+        """What the step does, in words and numbers."""
+        return self._description[0]
+
+    @property
+    def edge_grads(self) -> dict[tuple[str, str], str]:
+        """The gradient each drawn edge carries at this step (backward node steps)."""
+        return self._description[1]
 
 
 @dataclass
@@ -129,10 +167,13 @@ class Player:
         self._names = {t.id: t.name for t in trace.tensors}
         self._node_names = {n.id: n.name for n in trace.nodes}
         self._nodes = {n.id: n for n in trace.nodes}
-        self._values, self._grads = self._histories()
-        self._steps = {mode: self._build_steps(mode) for mode in MODES}
+        with _collections_postponed():
+            self._values, self._grads = self._histories()
+        self._captions = _Captions(self._names, self._nodes, graph)
+        # Per mode, built when the mode is first shown.
+        self._steps: dict[str, list[Step]] = {}
+        self._first_lit: dict[str, dict[str, int]] = {}
         self.freeing = freeing(trace)
-        self._first_lit = {mode: self._first_lit_at(self._steps[mode]) for mode in MODES}
         self.mode = FORWARD
         self.position = -1  # -1: before the first step
 
@@ -140,10 +181,13 @@ class Player:
     @property
     def steps(self) -> list[Step]:
         """The steps of the current mode."""
-        return self._steps[self.mode]
+        return self.steps_in(self.mode)
 
     def steps_in(self, mode: str) -> list[Step]:
         """The steps of any mode."""
+        if mode not in self._steps:
+            self._steps[mode] = self._build_steps(mode)
+            self._first_lit[mode] = self._first_lit_at(self._steps[mode])
         return self._steps[mode]
 
     @property
@@ -211,6 +255,7 @@ class Player:
 
     def frame(self) -> Frame:
         """What to draw now."""
+        self.steps_in(self.mode)
         first = self._first_lit[self.mode]
         visited = {key for key, at in first.items() if at <= self.position}
         index = self.event_index()
@@ -258,15 +303,13 @@ class Player:
                 record(grads, e["tensor"], i, e.get("after"), e.get("before"))
         return values, grads
 
-    def _name(self, tid: str | None) -> str:
-        return (self._names.get(tid) or "tensor") if tid else "?"
-
     def _build_steps(self, mode: str) -> list[Step]:
         kinds = _KINDS[mode]
         steps: list[Step] = []
-        for i, e in enumerate(self.trace.events):
-            if e.get("kind") in kinds:
-                steps.append(self._step(len(steps), i, e))
+        with _collections_postponed():
+            for i, e in enumerate(self.trace.events):
+                if e.get("kind") in kinds:
+                    steps.append(self._step(len(steps), i, e))
         return steps
 
     def _first_lit_at(self, steps: list[Step]) -> dict[str, int]:
@@ -278,14 +321,14 @@ class Player:
 
     def _drawn(self, *ids: Any) -> frozenset[str]:
         alias = self.graph.alias
-        found = (alias.get(i, i) for i in ids if i)
-        return frozenset(i for i in found if i in self.graph.nodes)
+        if alias:
+            ids = tuple(alias.get(i, i) for i in ids)
+        # A set operation in C: a run of 50,000 ops calls this 50,000 times.
+        return frozenset(self.graph.nodes.keys() & ids)
 
     def _step(self, number: int, index: int, e: dict[str, Any]) -> Step:
-        kind, line = e["kind"], e.get("line")
-        where = f"line {line}: " if line else ""
+        kind = e["kind"]
         lit: frozenset[str] = frozenset()
-        edges: dict[tuple[str, str], str] = {}
         if kind == "op":
             made = [n for n in e.get("grad_fn", ()) if n]
             # A leaf's AccumulateGrad joins the graph with the first op that uses the leaf.
@@ -299,6 +342,43 @@ class Player:
             lit = self._drawn(
                 *e.get("outputs", ()), *made, *joined, self.graph.event_nodes.get(index)
             )
+        elif kind == "backward":
+            lit = self._drawn(*e.get("roots", ()), *e.get("root_nodes", ()))
+        elif kind == "node":
+            lit = self._drawn(e["node"])
+        elif kind == "accumulate":
+            lit = self._drawn(e["tensor"], e.get("node"))
+        elif kind in ("retained_grad", "grad_reset", "grad_assign", "param_update"):
+            lit = self._drawn(e["tensor"])
+        elif kind == "history_break":
+            lit = self._drawn(e.get("tensor"), e.get("result"))
+        return Step(
+            number,
+            index,
+            kind,
+            e.get("line"),
+            lit,
+            partial(self._captions.describe, e),
+            e if kind == "error" else None,
+        )
+
+
+class _Captions:
+    """Writes steps' captions from the trace alone. Steps hold this, not their Player, so a
+    Player and its steps form no reference cycle and go as soon as the view drops them."""
+
+    def __init__(self, names: dict[str, str | None], nodes: dict[str, Any], graph: DrawnGraph):
+        self._names, self._nodes, self.graph = names, nodes, graph
+
+    def _name(self, tid: str | None) -> str:
+        return (self._names.get(tid) or "tensor") if tid else "?"
+
+    def describe(self, e: dict[str, Any]) -> _Description:
+        """A step's caption and the gradients its edges carry."""
+        kind, line = e["kind"], e.get("line")
+        where = f"line {line}: " if line else ""
+        edges: dict[tuple[str, str], str] = {}
+        if kind == "op":
             outs = ", ".join(
                 f"{self._name(t)} = {show(v)}"
                 for t, v in zip(e.get("outputs", ()), e.get("values", ()), strict=False)
@@ -307,28 +387,21 @@ class Player:
             untracked = "" if e.get("grad_enabled", True) else "  (no_grad: not tracked)"
             caption = f"{where}{e['op']}({args}) → {outs}{untracked}"
         elif kind == "backward":
-            lit = self._drawn(*e.get("roots", ()), *e.get("root_nodes", ()))
             roots = ", ".join(self._name(t) for t in e.get("roots", ()))
             kept = "graph kept (retain_graph)" if e.get("retain_graph") else "graph freed after"
             caption = f"{where}{e['call']} from {roots} — {kept}"
         elif kind == "node":
-            lit = self._drawn(e["node"])
             caption, edges = self._chain_rule(e)
         elif kind == "accumulate":
-            lit = self._drawn(e["tensor"], e.get("node"))
             caption = f"{self._name(e['tensor'])}.grad: {_change(e)}  (AccumulateGrad adds)"
         elif kind == "retained_grad":
-            lit = self._drawn(e["tensor"])
             caption = f"{self._name(e['tensor'])}.grad kept by retain_grad(): {_change(e)}"
         elif kind in ("grad_reset", "grad_assign"):
-            lit = self._drawn(e["tensor"])
             how = e.get("how", ".grad =")
             caption = f"{where}{self._name(e['tensor'])}{how} — .grad {_change(e)}"
         elif kind == "param_update":
-            lit = self._drawn(e["tensor"])
             caption = f"{where}{e.get('how')} changed {self._name(e['tensor'])}: {_change(e)}"
         elif kind == "history_break":
-            lit = self._drawn(e.get("tensor"), e.get("result"))
             result = f" = {format_number(e['value'])}" if "value" in e else ""
             caption = (
                 f"{where}{self._name(e.get('tensor'))}.{e['how']}{result} — "
@@ -336,7 +409,7 @@ class Player:
             )
         else:  # error
             caption = f"{where}{e.get('type')}: {e.get('message')}"
-        return Step(number, index, kind, line, lit, caption, edges, e if kind == "error" else None)
+        return caption, edges
 
     def _chain_rule(self, e: dict[str, Any]) -> tuple[str, dict[tuple[str, str], str]]:
         """`MulBackward0: incoming 14 × local 3 = 42 → w` for scalars; shapes otherwise."""

@@ -62,9 +62,32 @@ def load_progress(path: Path | None = None) -> Progress:
     path = path or progress_path()
     raw = read_json(path, {})
     done = raw.get("done", {}) if isinstance(raw, dict) else {}
+    if not isinstance(done, dict):
+        done = {}
     clean = {
         str(kind): {str(k): bool(v) for k, v in entries.items()}
         for kind, entries in done.items()
         if isinstance(entries, dict)
     }
     return Progress(path=path, done=clean)
+
+
+# How the progress summary names each kind, in the order it lists them.
+SUMMARY_LABELS = {
+    "lesson": "Sections",
+    "task": "Lab tasks",
+    "exercise": "Exercises",
+    "quiz": "Quiz",
+}
+
+
+def summary_line(progress: Progress, totals: dict[str, int] | None = None) -> str:
+    """One line such as "Sections 3/14 · Lab tasks 2/9 · Quiz 4/11" (a kind without a
+    known total shows its done count only)."""
+    totals = totals or {}
+    parts = []
+    for kind, label in SUMMARY_LABELS.items():
+        done = progress.count(kind)[0]
+        total = totals.get(kind)
+        parts.append(f"{label} {done}/{total}" if total else f"{label} {done}")
+    return " · ".join(parts)

@@ -11,10 +11,11 @@ import builtins
 import gc
 import importlib
 import json
+import sys
 import traceback
 from typing import Any
 
-from autograd_viz.core.trace import TRACE_MIME
+from autograd_viz.core.trace import TRACE_MIME, Trace
 
 PROTOCOL_VERSION = 1
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
@@ -30,7 +31,14 @@ __all__ = [
     "call_request",
     "run_request",
     "setup_request",
+    "trace_from_payload",
+    "trace_payload",
 ]
+
+# A trace crosses as its head and its events in chunks, each its own JSON string: the app
+# parses them one at a time, so no single json.loads (which holds the GIL) runs long enough
+# to freeze the GUI thread. 2,000 events parse in ~25 ms; 50,000 in one go took 0.6 s.
+EVENTS_PER_CHUNK = 2_000
 
 # Namespaces other than the kernel's globals (the lab keeps its w, x, b apart from the
 # editor's variables). They live as long as the kernel process.
@@ -93,8 +101,10 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
     """Runs inside the kernel: import torch, pin its threads, publish what the kernel has."""
     import torch
 
+    from autograd_viz.core.limits import apply_process_limits
     from autograd_viz.core.runner import preferred_device, set_torch_threads
 
+    limits = apply_process_limits()  # before user code can allocate anything
     # torch's import leaves several hundred thousand long-lived objects; freezing them keeps
     # every later full garbage collection (in user code or in the tracer) from rescanning them.
     gc.collect()
@@ -105,6 +115,7 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
         "device": preferred_device(),
         "cuda": torch.cuda.is_available(),
         "threads": set_torch_threads(threads),
+        "memory_limit_mb": limits["memory_limit_mb"],
     }
     if info["cuda"]:
         info["device_name"] = torch.cuda.get_device_name(0)
@@ -114,12 +125,46 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
 
 def kernel_run(code: str, filename: str, namespace: dict[str, Any]) -> None:
     """Runs inside the kernel: execute user code under capture and publish the trace."""
+    from autograd_viz.core.limits import is_out_of_memory, memory_limit_words
+    from autograd_viz.core.output_budget import budgeted_output
     from autograd_viz.core.runner import run_source
 
-    trace = run_source(code, filename, namespace)
+    with budgeted_output():  # a flood of prints is cut here, before it crosses to the app
+        trace = run_source(code, filename, namespace)
+    if is_out_of_memory(trace.error):
+        sys.stderr.write(
+            f"The code ran out of memory; {memory_limit_words('the kernel')}. "
+            "The kernel and its variables are fine.\n"
+        )
     # The trace crosses as one JSON string: serialised once here, parsed once in the app.
-    payload = {"protocol": PROTOCOL_VERSION, "trace": trace.to_json()}
-    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")
+    _publish(TRACE_MIME, trace_payload(trace), f"autograd-viz trace: {len(trace.nodes)} nodes")
+
+
+def _dumps(data: Any) -> str:
+    try:
+        return json.dumps(data, allow_nan=False)
+    except ValueError:  # a NaN or infinity somewhere: the rare, slower path
+        from autograd_viz.core.values import json_safe
+
+        return json.dumps(json_safe(data), allow_nan=False)
+
+
+def trace_payload(trace: Trace, events_per_chunk: int = EVENTS_PER_CHUNK) -> dict[str, Any]:
+    """The TRACE_MIME payload: the trace without its events, then the events in chunks."""
+    events = trace.events
+    head = Trace(**{**vars(trace), "events": []}).to_json()
+    chunks = [
+        _dumps(events[i : i + events_per_chunk]) for i in range(0, len(events), events_per_chunk)
+    ]
+    return {"protocol": PROTOCOL_VERSION, "trace": head, "event_chunks": chunks}
+
+
+def trace_from_payload(payload: dict[str, Any]) -> Trace:
+    """The trace a TRACE_MIME payload carries (one chunk parsed at a time)."""
+    trace = Trace.from_json(payload["trace"])
+    for chunk in payload.get("event_chunks", ()):
+        trace.events.extend(json.loads(chunk))
+    return trace
 
 
 def kernel_call(function: str, tag: str, arguments: str, namespace: dict[str, Any]) -> None:

@@ -63,10 +63,14 @@ def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
         [f for f in report.stack if not f.filename.startswith(_HIDDEN_FRAMES)]
     )
     text = "".join(report.format())
+    message = str(exc)
+    if isinstance(exc, SystemExit):  # str() is "" or the bare code: say what happened
+        called = "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+        message = f"{called} was called: the script stopped here (Python itself carries on)"
     return {
         "kind": "error",
         "type": type(exc).__name__,
-        "message": str(exc),
+        "message": message,
         "line": line,
         "column": getattr(exc, "offset", None) if isinstance(exc, SyntaxError) else None,
         "traceback": text,

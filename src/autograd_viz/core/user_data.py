@@ -21,12 +21,15 @@ def data_dir() -> Path:
     return path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write text so a crash mid-write leaves the old file or the new one, never half of one."""
+def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Write text so a crash mid-write leaves the old file or the new one, never half of one
+    (`mode`: the permission bits the new file gets; default the temp file's 0o600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            if mode is not None:
+                os.chmod(tmp, mode)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -34,6 +37,21 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _sync_folder(path.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable (POSIX; elsewhere a folder cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def read_json(path: Path, default: Any) -> Any:

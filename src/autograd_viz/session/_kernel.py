@@ -6,10 +6,14 @@ import json
 from enum import Enum
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from autograd_viz.core.protocol import call_request
 from autograd_viz.session._worker import KernelWorker
+
+# Code that catches KeyboardInterrupt (or sits in native code) ignores Stop: this long after
+# an interrupt that did not end the run, the kernel is replaced instead.
+INTERRUPT_GRACE_MS = 2000
 
 
 class KernelState(str, Enum):
@@ -44,6 +48,12 @@ class KernelSession(QObject):
         super().__init__(parent)
         self.state = KernelState.DEAD
         self.info: dict = {}
+        self._busy_count = 0  # how many times the kernel became busy: tells runs apart
+        self._interrupted_run = -1
+        self._escalation = QTimer(self)
+        self._escalation.setSingleShot(True)
+        self._escalation.setInterval(INTERRUPT_GRACE_MS)
+        self._escalation.timeout.connect(self._interrupt_ignored)
         self._thread = QThread()
         self._thread.setObjectName("autograd-viz kernel")
         self._worker = KernelWorker()
@@ -68,6 +78,10 @@ class KernelSession(QObject):
         if self.state.value == state:
             return
         self.state = KernelState(state)
+        if self.state is KernelState.BUSY:
+            self._busy_count += 1
+        else:
+            self._escalation.stop()
         self.state_changed.emit(state)
 
     def _set_info(self, info: dict) -> None:
@@ -102,11 +116,33 @@ class KernelSession(QObject):
         call_request(function, tag, arguments, space)  # raises ValueError here, not in the worker
         self._call.emit(function, tag, json.dumps(arguments or {}), space)
 
+    @property
+    def kernel_pid(self) -> int | None:
+        """The kernel process's id while one is running (its process group has the same)."""
+        return self._worker.kernel_pid
+
     def interrupt(self) -> None:
-        """Stop running code, keeping the kernel and its variables (sends SIGINT)."""
+        """Stop running code, keeping the kernel and its variables (sends SIGINT).
+
+        Code that is still running INTERRUPT_GRACE_MS later ignored the interrupt: the
+        kernel is restarted (its variables are lost) and `notice` says so.
+        """
         km = self._worker.km
         if km is not None and self.state is KernelState.BUSY:
             km.interrupt_kernel()
+            self._interrupted_run = self._busy_count
+            if not self._escalation.isActive():
+                self._escalation.start()
+
+    def _interrupt_ignored(self) -> None:
+        if self.state is not KernelState.BUSY or self._busy_count != self._interrupted_run:
+            return  # that run ended; a later one was not interrupted
+        self.notice.emit(
+            f"The code did not stop within {INTERRUPT_GRACE_MS / 1000:g} s of Stop (it catches "
+            "KeyboardInterrupt, or is stuck outside Python): restarting the kernel. "
+            "Its variables are lost; your text is untouched."
+        )
+        self.restart()
 
     def restart(self) -> None:
         """Replace the kernel with a fresh one, abandoning whatever it is doing."""
@@ -116,7 +152,10 @@ class KernelSession(QObject):
 
     def shutdown(self, wait_ms: int = 5000) -> None:
         """Stop the kernel and the worker thread (used when the app closes)."""
+        self._escalation.stop()
         self._worker.abort.set()
         self._shutdown.emit()
         self._thread.quit()
-        self._thread.wait(wait_ms)
+        if not self._thread.wait(wait_ms):
+            # The worker is stuck (a kernel still starting): leave no kernel behind anyway.
+            self._worker.kill_leftovers()

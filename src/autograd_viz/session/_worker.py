@@ -8,6 +8,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -26,6 +27,7 @@ from autograd_viz.core.protocol import (
     call_request,
     run_request,
     setup_request,
+    trace_from_payload,
 )
 from autograd_viz.core.trace import Trace
 
@@ -41,11 +43,12 @@ class _OwnKernelSpecs(KernelSpecManager):
     """Always launch ipykernel with this very interpreter, whatever kernelspecs exist."""
 
     def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        # A frozen bundle (PyInstaller) has no Python to run `-m` with: it is its own kernel.
+        launcher = ["--kernel"] if getattr(sys, "frozen", False) else ["-m", "ipykernel_launcher"]
         return KernelSpec(
             argv=[
                 sys.executable,
-                "-m",
-                "ipykernel_launcher",
+                *launcher,
                 "-f",
                 "{connection_file}",
                 "--HistoryManager.enabled=False",
@@ -53,6 +56,63 @@ class _OwnKernelSpecs(KernelSpecManager):
             display_name="autograd-viz (Python)",
             language="python",
         )
+
+
+def _process_start(pid: int) -> str | None:
+    """A process's start time from /proc (tells it apart from a later one with its pid)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the name
+
+
+def _descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, start time) of every process below `pid`, read from /proc (Linux; else [])."""
+    found: list[tuple[int, str]] = []
+    stack = [pid]
+    while stack:
+        parent = stack.pop()
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                pids = [int(p) for p in children.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            for child in pids:
+                start = _process_start(child)
+                if start is not None and all(child != seen for seen, _ in found):
+                    found.append((child, start))
+                    stack.append(child)
+    return found
+
+
+def _kill_leftovers(pgid: int | None, processes: list[tuple[int, str]]) -> None:
+    """SIGKILL the kernel's process group and any process it started in a session of its
+    own (`subprocess.Popen(..., start_new_session=True)`), so a restart leaves nothing."""
+    if pgid is not None and hasattr(os, "killpg"):
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+    for pid, start in processes:
+        if _process_start(pid) == start:  # still that process, not a newcomer with its pid
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _death_reason(code: int | None) -> str:
+    """Why a kernel process ended, in a learner's words."""
+    if code is None:
+        return "the code crashed or exited it"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            name = signal.Signals(-code).name
+            return {
+                "SIGSEGV": "a crash in native code: segmentation fault",
+                "SIGBUS": "a crash in native code: bus error",
+                "SIGABRT": "native code aborted it",
+                "SIGKILL": "it was killed, most often because the machine ran out of memory",
+            }.get(name, f"it was ended by {name}")
+        return f"it was ended by signal {-code}"
+    return f"it exited with code {code}: os._exit() or a fatal error"
 
 
 def _kernel_env() -> dict[str, str]:
@@ -84,6 +144,8 @@ class KernelWorker(QObject):
         self._watchdog: QTimer | None = None
         self._busy = False
         self._socket_dir: str | None = None
+        self.kernel_pid: int | None = None  # read from the GUI thread on shutdown
+        self._pgid: int | None = None
         self._results: set[str] = set()  # tags whose result arrived during this call
 
     # ---- lifecycle -------------------------------------------------------------
@@ -102,6 +164,9 @@ class KernelWorker(QObject):
                 kernel_spec_manager=_OwnKernelSpecs(),
             )
             self.km.start_kernel(env=_kernel_env())
+            # jupyter_client starts the kernel in a session of its own: its pid is the group.
+            self.kernel_pid = getattr(self.km.provisioner, "pid", None)
+            self._pgid = getattr(self.km.provisioner, "pgid", None)
             self.kc = self.km.client()
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=STARTUP_TIMEOUT_S)
@@ -111,7 +176,8 @@ class KernelWorker(QObject):
             self.failed.emit(f"The Python kernel could not start: {exc}")
             return
         if self._watchdog is None:
-            self._watchdog = QTimer(self)
+            # No parent: shutdown() drops it here, in this thread, where it was made.
+            self._watchdog = QTimer()
             self._watchdog.setInterval(1000)
             self._watchdog.timeout.connect(self._check_alive)
         self._watchdog.start()
@@ -135,21 +201,32 @@ class KernelWorker(QObject):
         """Stop the kernel process for good."""
         if self._watchdog is not None:
             self._watchdog.stop()
+            self._watchdog = None
         self._stop_quietly()
         self.state.emit("dead")
 
     def _stop_quietly(self) -> None:
+        # Read before the kernel goes: once it is dead, /proc no longer lists its children.
+        started = _descendants(self.kernel_pid) if self.kernel_pid is not None else []
         if self.kc is not None:
             with contextlib.suppress(Exception):
                 self.kc.stop_channels()
         if self.km is not None:
             with contextlib.suppress(Exception):
                 self.km.shutdown_kernel(now=True)
+        self.kill_leftovers(started)
         self.kc = None
         self.km = None
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
+
+    def kill_leftovers(self, started: list[tuple[int, str]] | None = None) -> None:
+        """Make sure the kernel and everything it started are gone (safe to repeat)."""
+        if self.kernel_pid is not None and started is None:
+            started = _descendants(self.kernel_pid)
+        _kill_leftovers(self._pgid, started or [])
+        self.kernel_pid = self._pgid = None
 
     @Slot()
     def _check_alive(self) -> None:
@@ -159,9 +236,12 @@ class KernelWorker(QObject):
             self._kernel_died()
 
     def _kernel_died(self) -> None:
+        code = None
+        with contextlib.suppress(Exception):
+            code = self.km.provisioner.process.poll()
         self.state.emit("dead")
         self.notice.emit(
-            "The kernel died (the code crashed or exited it). "
+            f"The kernel died ({_death_reason(code)}). Its variables are lost. "
             "Starting a new one; your text is untouched."
         )
         self.restart()
@@ -265,7 +345,7 @@ class KernelWorker(QObject):
 
     def _display(self, data: dict[str, Any]) -> None:
         if TRACE_MIME in data:
-            self.trace.emit(Trace.from_json(data[TRACE_MIME]["trace"]))
+            self.trace.emit(trace_from_payload(data[TRACE_MIME]))
         elif RESULT_MIME in data:
             tag = str(data[RESULT_MIME]["tag"])
             payload = json.loads(data[RESULT_MIME]["json"])

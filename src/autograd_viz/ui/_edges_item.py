@@ -20,16 +20,7 @@ from PySide6.QtGui import (
 
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
 from autograd_viz.core.player import Frame
-from autograd_viz.ui._graph_style import (
-    CUT_COLOUR,
-    DETAIL_COLOUR,
-    EDGE_COLOUR,
-    GRAD_COLOUR,
-    GROUP_COLOUR,
-    OP_COLOUR,
-    STYLES,
-    TITLE_COLOUR,
-)
+from autograd_viz.ui._graph_style import LIGHT, STYLES, CanvasColours
 
 ARROW_PX = 8.0
 # Labels need this much room between layers and between rows, or they would overlap;
@@ -70,7 +61,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._grad_font.setPointSizeF(8.5)
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
+        self.colours = LIGHT
         self._geometry: tuple[Any, list[Any]] | None = None
+
+    def set_colours(self, colours: CanvasColours) -> None:
+        """Paint lines and labels in another theme's colours."""
+        self.colours = colours
+        self.update()
 
     def set_graph(self, graph: DrawnGraph) -> None:
         """Replace what is drawn."""
@@ -201,14 +198,15 @@ class GraphOverlayItem(pg.GraphicsObject):
             lines, heads = groups[look]
             lines.append(line)
             heads.addPolygon(head)
-        faded = QColor(EDGE_COLOUR)
+        c = self.colours
+        faded = QColor(c.edge)
         faded.setAlpha(60)
         looks = {
             "faded": (faded, 1.2, Qt.PenStyle.SolidLine),
-            "normal": (QColor(EDGE_COLOUR), 1.4, Qt.PenStyle.SolidLine),
-            "untracked": (QColor(EDGE_COLOUR), 1.2, Qt.PenStyle.DotLine),
-            "cut": (QColor(CUT_COLOUR), 1.6, Qt.PenStyle.DashLine),
-            "hot": (QColor(GRAD_COLOUR), 2.6, Qt.PenStyle.SolidLine),
+            "normal": (QColor(c.edge), 1.4, Qt.PenStyle.SolidLine),
+            "untracked": (QColor(c.edge), 1.2, Qt.PenStyle.DotLine),
+            "cut": (QColor(c.cut), 1.6, Qt.PenStyle.DashLine),
+            "hot": (QColor(c.grad), 2.6, Qt.PenStyle.SolidLine),
         }
         # Antialiased or fractional-width lines go through Qt's stroker, several times
         # slower than its 1-pixel path; past a few hundred edges the difference is
@@ -227,15 +225,15 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setBrush(colour)
             painter.drawPath(heads)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        self._paint_edge_labels(painter, labels, GRAD_COLOUR)
-        self._paint_edge_labels(painter, cuts, CUT_COLOUR)
+        self._paint_edge_labels(painter, labels, c.grad)
+        self._paint_edge_labels(painter, cuts, c.cut)
 
     def _paint_groups(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
         """A frame around each open nn.Module's nodes, named by its path."""
         if not self._graph.groups:
             return
-        frame_colour = QColor(GROUP_COLOUR)
-        fill = QColor(GROUP_COLOUR)
+        frame_colour = QColor(self.colours.group)
+        fill = QColor(self.colours.group)
         fill.setAlpha(18)
         painter.setFont(self._op_font)
         metrics = QFontMetricsF(self._op_font)
@@ -272,7 +270,7 @@ class GraphOverlayItem(pg.GraphicsObject):
                 metrics.height() + 2,
             )
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor(255, 255, 255, 230))
+            painter.setBrush(QColor(*self.colours.label_box))
             painter.drawRoundedRect(box, 3, 3)
             painter.setPen(hot)
             painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
@@ -283,6 +281,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         detail_metrics = QFontMetricsF(self._detail_font)
         op_metrics = QFontMetricsF(self._op_font)
         compact = self.compact()
+        c = self.colours
         for key, node in self._graph.nodes.items():
             centre = screen[key]
             if not view.adjusted(-200, -100, 200, 100).contains(centre.toPoint()):
@@ -290,16 +289,16 @@ class GraphOverlayItem(pg.GraphicsObject):
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
                 title = short_op_name(node.title) if compact else node.title
-                lines = [(title, self._op_font, op_metrics, OP_COLOUR)]
+                lines = [(title, self._op_font, op_metrics, c.op)]
             else:
                 detail, grad = node.detail, node.grad
                 if self.frame is not None and key in self.frame.labels:
                     detail, grad = self.frame.labels[key]
-                lines = [(node.title, self._title_font, title_metrics, TITLE_COLOUR)]
+                lines = [(node.title, self._title_font, title_metrics, c.title)]
                 if detail:
-                    lines.append((detail, self._detail_font, detail_metrics, DETAIL_COLOUR))
+                    lines.append((detail, self._detail_font, detail_metrics, c.detail))
                 if grad:
-                    lines.append((grad, self._detail_font, detail_metrics, GRAD_COLOUR))
+                    lines.append((grad, self._detail_font, detail_metrics, c.grad))
             for text, font, metrics, colour in lines:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))

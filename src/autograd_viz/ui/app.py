@@ -96,12 +96,21 @@ class HeadlessJob:
 
 
 class DescentShot:
-    """Waits for the descent pane's paths, saves a PNG of the window and quits."""
+    """Waits for the descent pane's paths (of `kind`: a function's, or a model's landscape),
+    saves a PNG of the window and quits."""
 
-    def __init__(self, window: MainWindow, out: Path, timeout: float) -> None:
-        self.window, self.out, self.exit_code = window, out, 1
-        window.descent.sweep_ready.connect(lambda: QTimer.singleShot(SETTLE_MS, self._save))
+    def __init__(self, window: MainWindow, out: Path, timeout: float, kind: str = "function"):
+        self.window, self.out, self.kind, self.exit_code = window, out, kind, 1
+        self._scheduled = False
+        window.descent.sweep_ready.connect(self._ready)
+        if kind == "model":  # the model's landscape is the only thing to wait for
+            window.descent.sweep_failed.connect(self._give_up)
         QTimer.singleShot(int(timeout * 1000), self._give_up)
+
+    def _ready(self) -> None:
+        if self.window.descent.sweep.kind == self.kind and not self._scheduled:
+            self._scheduled = True
+            QTimer.singleShot(SETTLE_MS, self._save)
 
     def _save(self) -> None:
         try:
@@ -111,9 +120,9 @@ class DescentShot:
             print(f"autograd-viz: {exc}", file=sys.stderr)
         self.window.close()
 
-    def _give_up(self) -> None:
+    def _give_up(self, why: str = "the descent paths were not ready in time") -> None:
         if self.exit_code != 0:
-            print("autograd-viz: the descent paths were not ready in time", file=sys.stderr)
+            print(f"autograd-viz: {why}", file=sys.stderr)
             self.window.close()
 
 
@@ -140,12 +149,16 @@ def launch(
     if mode is not None or step is not None:
         window.trace_shown.connect(lambda _trace: window.show_step(mode, step))
     job: HeadlessJob | DescentShot | None = None
-    if view == "descent":
+    if view in ("descent", "landscape"):
         pane = window.show_descent()
         if learning_rate is not None:
+            pane.set_learning_rate(learning_rate)
             pane.sweep_ready.connect(lambda: pane.set_learning_rate(learning_rate))
+        if view == "landscape":  # the file's model, once it has run in the kernel
+            window.session.run_finished.connect(lambda _ok: pane.set_function("model"))
         if screenshot is not None:
-            job = DescentShot(window, screenshot, timeout)
+            kind = "model" if view == "landscape" else "function"
+            job = DescentShot(window, screenshot, timeout, kind)
     elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 MAX_LINES = 5_000
 MAX_CHUNK_CHARS = 100_000
+# Long lines make few blocks, so the line cap alone does not bound the text: this does.
+MAX_TOTAL_CHARS = 1_000_000
 
 _STDERR_COLOR = "#c62828"
 _INFO_COLOR = "#7a7a7a"
@@ -77,8 +79,10 @@ class ConsolePane(QPlainTextEdit):
     def _own_line(self, text: str) -> str:
         # App messages never continue the program's half-written line.
         text = text if text.endswith("\n") else text + "\n"
-        current = self.toPlainText()
-        return text if not current or current.endswith("\n") else "\n" + text
+        document = self.document()
+        count = document.characterCount()  # counts the final block's separator
+        last = document.characterAt(count - 2) if count > 1 else "\u2029"
+        return text if last == "\u2029" else "\n" + text  # U+2029: a block ends there
 
     def clear_console(self) -> None:
         """Remove all output."""
@@ -112,9 +116,23 @@ class ConsolePane(QPlainTextEdit):
         if note:
             self._insert(cursor, note, self._info_format)
         cursor.endEditBlock()
+        self._trim()
 
         if follow:
             scrollbar.setValue(scrollbar.maximum())
+
+    def _trim(self) -> None:
+        """Drop the oldest output past MAX_TOTAL_CHARS (a quarter more, so it runs rarely)."""
+        document = self.document()
+        excess = document.characterCount() - MAX_TOTAL_CHARS
+        if excess <= 0:
+            return
+        target = excess + MAX_TOTAL_CHARS // 4
+        start_of_line = document.findBlock(target).position()  # cut whole lines if it can
+        end = start_of_line if start_of_line >= excess else target
+        cursor = QTextCursor(document)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
 
     def _insert(self, cursor: QTextCursor, text: str, fmt: QTextCharFormat) -> None:
         # A lone "\r" (progress bars) rewrites the current line, as a terminal would. A chunk

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 from autograd_viz.ui.highlighter import PythonHighlighter
 
 INDENT = "    "
+ZOOM_RANGE = (6.0, 48.0)  # font sizes in points the zoom keys stay between
 
 # role: (light, dark). Dark values follow VS Code's Dark+, to match the highlighter.
 _COLORS: dict[str, tuple[str, str]] = {
@@ -77,6 +78,7 @@ class CodeEditor(QPlainTextEdit):
         self._colors = _theme(dark)
 
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._base_point_size = self.font().pointSizeF()
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * len(INDENT))
         self.highlighter = PythonHighlighter(self.document(), dark=dark)
@@ -116,6 +118,37 @@ class CodeEditor(QPlainTextEdit):
         # selection colour.
         palette.setColor(QPalette.ColorRole.HighlightedText, QColor(self._colors["text"]))
         self.setPalette(palette)
+
+    # ----------------------------------------------------------------- zoom
+    @property
+    def font_size(self) -> float:
+        """The editor's font size in points."""
+        return self.font().pointSizeF()
+
+    def zoom_in(self) -> None:
+        """One point bigger (Ctrl+=)."""
+        self._set_font_size(self.font_size + 1)
+
+    def zoom_out(self) -> None:
+        """One point smaller (Ctrl+-)."""
+        self._set_font_size(self.font_size - 1)
+
+    def reset_zoom(self) -> None:
+        """Back to the system's fixed-width font size (Ctrl+0 in the editor)."""
+        self._set_font_size(self._base_point_size)
+
+    def _set_font_size(self, points: float) -> None:
+        font = self.font()
+        font.setPointSizeF(min(max(points, ZOOM_RANGE[0]), ZOOM_RANGE[1]))
+        self.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A new font size (zoom keys, Ctrl+wheel): tab stops and the gutter follow."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "_gutter"):
+            self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * len(INDENT))
+            self._update_gutter_width()
+            self._gutter.update()
 
     # ----------------------------------------------------------------- marks
     @property
@@ -305,6 +338,9 @@ class CodeEditor(QPlainTextEdit):
             "indent": self._indent,
             "dedent": self.dedent,
             "comment": self.toggle_comment,
+            "zoom_in": self.zoom_in,
+            "zoom_out": self.zoom_out,
+            "zoom_reset": self.reset_zoom,
         }
         action = _key_action(event)
         if action is None:
@@ -423,6 +459,13 @@ def _key_action(event: QKeyEvent) -> str | None:
         return "dedent"
     if key == Qt.Key.Key_Slash and ctrl:
         return "comment"
+    # Ctrl+0 is also "Fit graph": the editor takes it only while it has the focus.
+    zoom = {Qt.Key.Key_Equal: "zoom_in", Qt.Key.Key_Plus: "zoom_in", Qt.Key.Key_Minus: "zoom_out"}
+    ctrl_shift = mods == Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    if key in zoom and (ctrl or ctrl_shift):  # "+" needs Shift on many layouts
+        return zoom[key]
+    if key == Qt.Key.Key_0 and ctrl:
+        return "zoom_reset"
     return None
 
 

@@ -15,13 +15,7 @@ from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph, dra
 from autograd_viz.core.player import Frame, freed_at, freeing
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
-from autograd_viz.ui._graph_style import (
-    BACKGROUND,
-    CURRENT_COLOUR,
-    LEGEND_ORDER,
-    SELECTION_COLOUR,
-    STYLES,
-)
+from autograd_viz.ui._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
@@ -35,7 +29,8 @@ class GraphCanvas(pg.PlotWidget):
     graph_drawn = Signal(int)  # number of marks drawn
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, background=BACKGROUND)
+        self.colours = LIGHT
+        super().__init__(parent, background=self.colours.background)
         self.setObjectName("graphCanvas")
         plot = self.getPlotItem()
         plot.hideAxis("left")
@@ -52,15 +47,18 @@ class GraphCanvas(pg.PlotWidget):
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = pg.ScatterPlotItem(
-            pxMode=True, hoverable=True, tip=self._tooltip, hoverPen=pg.mkPen("#0f172a", width=2)
+            pxMode=True,
+            hoverable=True,
+            tip=self._tooltip,
+            hoverPen=pg.mkPen(self.colours.current, width=2),
         )
         self._markers.sigClicked.connect(self._on_click)
         self._selection = pg.ScatterPlotItem(
-            pxMode=True, symbol="o", brush=None, pen=pg.mkPen(SELECTION_COLOUR, width=2.5)
+            pxMode=True, symbol="o", brush=None, pen=pg.mkPen(self.colours.selection, width=2.5)
         )
         self.selected: list[str] = []
-        self._message = pg.TextItem(EMPTY_MESSAGE, color="#64748b", anchor=(0.5, 0.5))
-        self._note = pg.TextItem("", color="#b45309", anchor=(0, 1))
+        self._message = pg.TextItem(EMPTY_MESSAGE, color=self.colours.message, anchor=(0.5, 0.5))
+        self._note = pg.TextItem("", color=self.colours.note, anchor=(0, 1))
         for item in (self._overlay, self._markers, self._selection, self._message):
             plot.addItem(item)
         self._add_legend()
@@ -70,9 +68,9 @@ class GraphCanvas(pg.PlotWidget):
         legend = pg.LegendItem(
             offset=(8, -6),  # bottom left, one row: it never covers the top of the graph
             colCount=len(LEGEND_ORDER),
-            labelTextColor="#334155",
-            brush=pg.mkBrush(255, 255, 255, 220),
-            pen=pg.mkPen("#e2e8f0"),
+            labelTextColor=self.colours.legend_text,
+            brush=pg.mkBrush(*self.colours.legend_fill),
+            pen=pg.mkPen(self.colours.legend_border),
         )
         legend.setParentItem(self.getPlotItem().getViewBox())
         for kind in LEGEND_ORDER:
@@ -87,6 +85,29 @@ class GraphCanvas(pg.PlotWidget):
         self.legend = legend
 
     # ---- public ---------------------------------------------------------------
+    @property
+    def dark(self) -> bool:
+        """Whether the canvas uses its dark colours."""
+        return self.colours is DARK
+
+    def set_dark(self, dark: bool) -> None:
+        """Switch background, lines, labels, rings and legend to the dark or light colours."""
+        c = self.colours = DARK if dark else LIGHT
+        self.setBackground(c.background)
+        self._overlay.set_colours(c)
+        self._markers.opts["hoverPen"] = pg.mkPen(c.current, width=2)
+        self._selection.setPen(pg.mkPen(c.selection, width=2.5))
+        self._message.setColor(c.message)
+        self._note.setColor(c.note)
+        self.legend.setLabelTextColor(c.legend_text)
+        for _sample, label in self.legend.items:
+            label.setText(label.text)  # pyqtgraph applies a new colour on the next setText
+        self.legend.setBrush(pg.mkBrush(*c.legend_fill))
+        self.legend.setPen(pg.mkPen(c.legend_border))
+        self._looks.clear()  # the "lit" ring is drawn in c.current
+        if self.graph.nodes:
+            self.show_frame(self.frame)
+
     def show_trace(self, trace: Trace) -> None:
         """Draw the graph of a trace and fit it into view (all modules open)."""
         self.collapsed = set()
@@ -145,7 +166,8 @@ class GraphCanvas(pg.PlotWidget):
                 fill.setAlpha(50)
                 outline.setAlpha(70)
             if state == "lit":
-                look = (pg.mkBrush(fill), pg.mkPen(CURRENT_COLOUR, width=3.5), style.size + 8)
+                ring = pg.mkPen(self.colours.current, width=3.5)
+                look = (pg.mkBrush(fill), ring, style.size + 8)
             elif state == "freed":  # saved tensors gone: a dashed outline, a paler fill
                 fill.setAlpha(90)
                 look = (

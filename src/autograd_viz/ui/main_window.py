@@ -18,20 +18,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from autograd_viz.core.exercise_catalog import EXERCISES
 from autograd_viz.core.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+from autograd_viz.core.lab import LAB_SOURCE
+from autograd_viz.core.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.player import Player
+from autograd_viz.core.progress import Progress, load_progress
 from autograd_viz.core.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui.console import ConsolePane
 from autograd_viz.ui.descent_pane import DescentPane
-from autograd_viz.ui.editor import CodeEditor
+from autograd_viz.ui.document import Document
+from autograd_viz.ui.editor_pane import EditorPane
+from autograd_viz.ui.exercises_pane import ExercisesPane
 from autograd_viz.ui.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph_canvas import GraphCanvas
 from autograd_viz.ui.inspector import Inspector
 from autograd_viz.ui.kernel_status import KernelStatus
+from autograd_viz.ui.lab_pane import LabPane
+from autograd_viz.ui.lessons_pane import LessonsPane, ask_reset_progress
 from autograd_viz.ui.player_bar import PlayerBar
+from autograd_viz.ui.quiz_pane import QuizPane
+from autograd_viz.ui.theme import Theme
 
 SOURCE_NAME = "<editor>"
 
@@ -41,12 +51,19 @@ class MainWindow(QMainWindow):
 
     trace_shown = Signal(object)  # the Trace just drawn
 
-    def __init__(self, session: KernelSession | None = None) -> None:
+    def __init__(
+        self, session: KernelSession | None = None, progress: Progress | None = None
+    ) -> None:
         super().__init__()
+        # One record of the learner's progress, shared by every pane that marks or shows it.
+        self.progress = load_progress() if progress is None else progress
         self.setWindowIcon(QIcon(str(ICON)))
-        self.path: Path | None = None
         self.session = session or KernelSession(self)
-        self.editor = CodeEditor()
+        self.editor_pane = EditorPane()
+        self.editor = self.editor_pane.editor
+        # Path, unsaved changes, autosave and recovery of the editor's text live here.
+        self.document = Document(self, self.editor, self.editor_pane.recovery_bar)
+        self.theme = Theme(self)
         self.canvas = GraphCanvas()
         self.console = ConsolePane()
         self.console.set_source_name(SOURCE_NAME)
@@ -54,6 +71,11 @@ class MainWindow(QMainWindow):
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
         self.descent: DescentPane | None = None
+        self.lessons = LessonsPane(self.progress)
+        self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})
+        self.quiz = QuizPane(self.progress)
+        self.lab = LabPane(self.session, self.progress)
+        self.exercises = ExercisesPane(self.progress, source=self.editor.text)
         self.inspector.hide()  # until a node is clicked
         self.source_map: SourceMap | None = None
         self.player: Player | None = None
@@ -61,6 +83,7 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self._build_actions()
         self._connect()
+        self.theme.apply()
         self.set_document(DEFAULT_EXAMPLE.read_text(encoding="utf-8"), None)
 
     # ---- assembly --------------------------------------------------------------
@@ -78,6 +101,10 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.addTab(graph_area, "Graph")
         self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
+        self.tabs.addTab(self.lab, "Lab")
+        self.tabs.addTab(self.lessons, "Lessons")
+        self.tabs.addTab(self.quiz, "Quiz")
+        self.tabs.addTab(self.exercises, "Exercises")  # cheap: checks run in a child
         self.tabs.currentChanged.connect(self._tab_changed)
         beside.addWidget(self.tabs)
         beside.addWidget(self.inspector)
@@ -90,7 +117,7 @@ class MainWindow(QMainWindow):
         right.setStretchFactor(0, 4)
         right.setStretchFactor(1, 1)
         main = QSplitter(Qt.Orientation.Horizontal)
-        main.addWidget(self.editor)
+        main.addWidget(self.editor_pane)
         main.addWidget(right)
         main.setStretchFactor(0, 2)
         main.setStretchFactor(1, 3)
@@ -143,17 +170,14 @@ class MainWindow(QMainWindow):
         self.addToolBar(toolbar)
 
         file_menu = self.menuBar().addMenu("&File")
-        file_menu.addAction(self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open))
-        file_menu.addAction(self._action("&Save", self.save, QKeySequence.StandardKey.Save))
-        file_menu.addAction(
-            self._action("Save &As…", self.save_as, QKeySequence.StandardKey.SaveAs)
-        )
+        self.document.fill_file_menu(file_menu)
         file_menu.addSeparator()
         file_menu.addAction(self._action("Export graph as PNG…", lambda: self._export_graph("png")))
         file_menu.addAction(self._action("Export graph as SVG…", lambda: self._export_graph("svg")))
         file_menu.addAction(self._action("Export animation (GIF)…", self._export_animation_dialog))
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+        self.editor_pane.fill_edit_menu(self.menuBar().addMenu("&Edit"))
         example_menu = self.menuBar().addMenu("&Examples")
         for path in examples():
             title = path.stem.replace("_", " ").capitalize()
@@ -163,6 +187,9 @@ class MainWindow(QMainWindow):
             run_menu.addAction(action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
+        view_menu.addMenu(self.theme.build_menu(self))
+        self.editor_pane.fill_zoom_menu(view_menu)
+        view_menu.addSeparator()
         view_menu.addAction(
             self._action(
                 "Find node…",
@@ -171,9 +198,25 @@ class MainWindow(QMainWindow):
                 "Find a node by name (Ctrl+Shift+F)",
             )
         )
+        learn_menu = self.menuBar().addMenu("&Learn")
+        learn_menu.addAction(self._action("Lessons", lambda: self.show_tab("Lessons")))
+        learn_menu.addAction(self._action("Quiz", lambda: self.show_tab("Quiz")))
+        learn_menu.addSeparator()
+        self.reset_progress_action = self._action(
+            "Reset progress…",
+            lambda: ask_reset_progress(self, self.progress),
+            None,
+            "Forget every task, exercise, quiz answer and lesson section marked as done",
+        )
+        learn_menu.addAction(self.reset_progress_action)
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
+        self.lessons.example_requested.connect(self.open_example)
+        self.lessons.tab_requested.connect(self.show_tab)
+        self.quiz.example_requested.connect(self.open_example)
+        self.exercises.starter_requested.connect(self.open_example)
+        self.exercises.line_requested.connect(self.editor.goto_line)
         self.player_bar.frame_changed.connect(self._show_frame)
         self.canvas.layout_changed.connect(self._follow_new_layout)
         self.console.line_clicked.connect(self.editor.goto_line)
@@ -188,61 +231,32 @@ class MainWindow(QMainWindow):
         s.start_failed.connect(self._on_start_failed)
         s.trace_ready.connect(self.show_trace)
         s.run_finished.connect(self._on_run_finished)
+        self.document.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
+        self.theme.dark_changed.connect(self.editor.set_dark)
+        self.theme.dark_changed.connect(self.canvas.set_dark)
 
     # ---- documents -------------------------------------------------------------
     def set_document(self, text: str, path: Path | None) -> None:
-        """Put text in the editor (never runs it)."""
-        self.editor.set_text(text)
-        self.path = path
-        self._update_title()
+        """Put text in the editor as the content of `path` (never runs it)."""
+        self.document.set_text(text, path)
 
-    def open_path(self, path: Path) -> None:
+    def open_path(self, path: Path) -> bool:
         """Open a file into the editor, or say why it cannot be opened."""
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            QMessageBox.warning(self, "Cannot open file", f"{path}\n\n{exc}")
-            return
         # Examples open as untitled copies, so saving never overwrites the shipped file.
-        self.set_document(text, None if Path(path).parent == DEFAULT_EXAMPLE.parent else path)
+        return self.document.open_path(path, as_copy=Path(path).parent == DEFAULT_EXAMPLE.parent)
 
-    def open_dialog(self) -> None:
-        """Ask for a file and open it."""
-        name, _ = QFileDialog.getOpenFileName(
-            self, "Open Python file", "", "Python files (*.py);;All files (*)"
-        )
-        if name:
-            self.open_path(Path(name))
-
-    def save(self) -> bool:
-        """Save to the current file, asking for a name the first time."""
-        if self.path is None:
-            return self.save_as()
-        try:
-            self.path.write_text(self.editor.text(), encoding="utf-8")
-        except OSError as exc:
-            QMessageBox.warning(self, "Cannot save", f"{self.path}\n\n{exc}")
-            return False
-        self.statusBar().showMessage(f"Saved {self.path}", 3000)
-        return True
-
-    def save_as(self) -> bool:
-        """Save under a new name."""
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Save Python file", "untitled.py", "Python files (*.py)"
-        )
-        if not name:
-            return False
-        self.path = Path(name)
-        self._update_title()
-        return self.save()
-
-    def _update_title(self) -> None:
-        self.setWindowTitle(f"{self.path.name if self.path else 'untitled'} — autograd-viz")
+    def open_example(self, code: str, run: bool = False) -> None:
+        """Put a lesson's example in the editor; run it (as Ctrl+Enter does) when asked."""
+        if not self.document.open_text(code):
+            return  # the learner kept their unsaved changes
+        if run:
+            self.tabs.setCurrentWidget(self.graph_area)
+            self.run_code()
 
     # ---- running ---------------------------------------------------------------
     def run_code(self) -> None:
         """Run the editor's text in the kernel (queued if the kernel is still starting)."""
+        self.document.autosave_now()  # a run may crash the app: the text is safe first
         state = self.session.state
         if state is KernelState.BUSY:
             self.statusBar().showMessage("Still running: press Stop first.", 3000)
@@ -254,7 +268,8 @@ class MainWindow(QMainWindow):
                 self.restart_kernel()
             return
         self.editor.clear_error()
-        self.console.append_info(f"▶ Running {self.path.name if self.path else SOURCE_NAME}")
+        path = self.document.path
+        self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
         self.session.run(self.editor.text(), SOURCE_NAME)
 
     def restart_kernel(self) -> None:
@@ -264,6 +279,8 @@ class MainWindow(QMainWindow):
 
     def show_trace(self, trace: Trace) -> None:
         """Draw a trace and mark its first error in the editor."""
+        if trace.source == LAB_SOURCE:
+            return  # the lab draws its own traces; the editor shows the user's file
         self.canvas.show_trace(trace)
         self.source_map = SourceMap(trace)
         self.inspector.clear()
@@ -358,7 +375,8 @@ class MainWindow(QMainWindow):
     def show_descent(self) -> DescentPane:
         """The descent view (built the first time: it computes with torch in a thread)."""
         if self.descent is None:
-            self.descent = DescentPane()
+            self.descent = DescentPane(self.session)
+            self.lab.watch_descent(self.descent)
             index = [self.tabs.tabText(i) for i in range(self.tabs.count())].index("Descent")
             self.tabs.blockSignals(True)
             self.tabs.removeTab(index)
@@ -366,6 +384,17 @@ class MainWindow(QMainWindow):
             self.tabs.blockSignals(False)
         self.tabs.setCurrentWidget(self.descent)
         return self.descent
+
+    def show_tab(self, name: str) -> None:
+        """Bring a tab to the front by its name ("Descent", "Lessons", "Lab", …)."""
+        if name == "Descent":
+            self.show_descent()
+            return
+        names = [self.tabs.tabText(i) for i in range(self.tabs.count())]
+        if name in names:
+            self.tabs.setCurrentIndex(names.index(name))
+        else:
+            self.statusBar().showMessage(f"There is no {name} tab in this version.", 4000)
 
     def _focus_search(self) -> None:
         self.search.setFocus()
@@ -431,5 +460,8 @@ class MainWindow(QMainWindow):
         return exporter
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.document.close():  # the learner cancelled: unsaved changes stay
+            event.ignore()
+            return
         self.session.shutdown()
         super().closeEvent(event)

@@ -1,0 +1,202 @@
+"""`autograd-viz trace` runs the script in a child Python process, watched by this one.
+
+The parent (the command the user typed) imports no torch: it starts
+`python -m autograd_viz trace FILE --child-status STATUS …`, lets the child's stdout and
+stderr through untouched, and waits. The child writes two lines to the STATUS file: one
+when the user's code is about to run (the timeout counts from there, so importing torch is
+not the script's time) and one with its exit code when the trace is written. A child that
+ends without that second line died in the user's code (`os._exit`, a segfault, the
+system's OOM killer): the parent says so in one line. Whatever happens, the parent kills
+the child's process group at the end, so nothing the script started outlives the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograd_viz.cli import (
+    EXIT_CRASHED,
+    EXIT_OK,
+    EXIT_OUT_OF_MEMORY,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    EXIT_USER_ERROR,
+)
+
+STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
+POLL_S = 0.05
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_STARTED = "started"
+
+
+def _say(message: str) -> None:
+    print(f"autograd-viz trace: {message}", file=sys.stderr, flush=True)
+
+
+def _signal_words(code: int) -> str:
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+    return {
+        "SIGSEGV": "a segmentation fault (a crash in native code)",
+        "SIGBUS": "a bus error (a crash in native code)",
+        "SIGABRT": "SIGABRT (native code aborted)",
+        "SIGFPE": "SIGFPE (a crash in native code)",
+    }.get(name, name)
+
+
+def _read_status(path: str) -> tuple[bool, dict | None]:
+    """(the script started, its final status or None) as the child wrote them."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return False, None
+    started = _STARTED in lines
+    for line in lines:
+        if line.startswith("{"):
+            with contextlib.suppress(ValueError):
+                return started, json.loads(line)
+    return started, None
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        elif process.poll() is None:
+            process.kill()
+
+
+def run_in_child(argv: list[str], file: Path, timeout: float | None) -> int:
+    """Run `trace argv` in a child process; the exit code and a one-line message on failure."""
+    handle, status_path = tempfile.mkstemp(prefix="autograd-viz-trace-", suffix=".status")
+    os.close(handle)
+    env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    command = [sys.executable, "-m", "autograd_viz", "trace", *argv, "--child-status", status_path]
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop it
+        env=env,
+        start_new_session=os.name == "posix",  # one kill reaches whatever the script started
+    )
+    try:
+        return _watch(process, status_path, file, timeout)
+    except KeyboardInterrupt:
+        _say(f"{file}: interrupted")
+        return 130
+    finally:
+        _kill_group(process)
+        with contextlib.suppress(OSError):
+            process.wait(timeout=10)
+        with contextlib.suppress(OSError):
+            os.unlink(status_path)
+
+
+def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: float | None) -> int:
+    deadline = time.monotonic() + STARTUP_LIMIT_S + (timeout or 0)
+    counting = False
+    while (code := process.poll()) is None:
+        if timeout is not None and not counting and _read_status(status_path)[0]:
+            counting = True
+            deadline = time.monotonic() + timeout
+        if (timeout is not None or not counting) and time.monotonic() > deadline:
+            _kill_group(process)
+            process.wait()
+            if counting:
+                _say(f"{file} ran longer than the {timeout:g} s timeout and was stopped")
+            else:
+                _say(f"Python could not start the script within {STARTUP_LIMIT_S:g} s")
+            return EXIT_TIMEOUT
+        time.sleep(POLL_S)
+    _, status = _read_status(status_path)
+    if status is not None:
+        if status.get("message"):
+            _say(status["message"])
+        return int(status.get("code", EXIT_USER_ERROR))
+    if code < 0 and -code == getattr(signal, "SIGKILL", 9):
+        _say(f"{file} was killed (SIGKILL), most likely because the machine ran out of memory")
+        return EXIT_OUT_OF_MEMORY
+    if code < 0:
+        _say(f"{file} crashed Python with {_signal_words(code)}; no trace was written")
+    else:
+        _say(
+            f"{file} ended Python itself (exit code {code}: os._exit() or a fatal error) "
+            "before the trace was written"
+        )
+    return EXIT_CRASHED
+
+
+def trace_here(args: argparse.Namespace, code: str) -> int:
+    """The child: run the script in this process, write its trace and the final status."""
+    status = Path(args.child_status)
+
+    def finish(exit_code: int, message: str = "") -> int:
+        with status.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"code": exit_code, "message": message}) + "\n")
+        return exit_code
+
+    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES
+    from autograd_viz.core.limits import apply_process_limits, is_out_of_memory, memory_limit_words
+    from autograd_viz.core.runner import resolve_device, run_source, set_torch_threads
+
+    try:
+        device = resolve_device(args.device)
+    except (RuntimeError, ValueError) as exc:
+        print(f"autograd-viz: --device {args.device}: {exc}", file=sys.stderr)
+        return finish(EXIT_USAGE)
+
+    set_torch_threads()
+    try:
+        apply_process_limits()
+    except ValueError as exc:  # a malformed AUTOGRAD_VIZ_KERNEL_MEMORY_MB
+        print(f"autograd-viz: {exc}", file=sys.stderr)
+        return finish(EXIT_USAGE)
+    namespace = {"__name__": "__main__", "__file__": str(args.file)}
+    redirect = (
+        contextlib.redirect_stdout(sys.stderr)
+        if args.json_out is None
+        else (contextlib.nullcontext())
+    )
+    with status.open("a", encoding="utf-8") as out:
+        out.write(_STARTED + "\n")
+    with redirect:
+        trace = run_source(
+            code,
+            str(args.file),
+            namespace,
+            max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
+            max_events=args.max_events or DEFAULT_MAX_EVENTS,
+            device=device,
+        )
+    if args.json_out is None:
+        sys.stdout.write(trace.to_json(indent=1) + "\n")
+    else:
+        try:
+            trace.save(args.json_out)
+        except OSError as exc:
+            print(f"autograd-viz: cannot write {args.json_out}: {exc.strerror}", file=sys.stderr)
+            return finish(EXIT_USAGE)
+        print(
+            f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
+            f"{len(trace.errors)} errors -> {args.json_out}",
+            file=sys.stderr,
+        )
+    sys.stdout.flush()
+    if is_out_of_memory(trace.error):
+        line = trace.error.get("line")
+        where = f"{args.file}" + (f", line {line}," if line else "")
+        limit = memory_limit_words("the script")
+        return finish(EXIT_OUT_OF_MEMORY, f"{where} ran out of memory; {limit}.")
+    return finish(EXIT_USER_ERROR if trace.errors else EXIT_OK)

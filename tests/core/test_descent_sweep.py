@@ -1,0 +1,94 @@
+"""The sweep the descent pane draws, and its kernel form for the user's own loss(w, b)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import torch
+
+from autograd_viz.core.descent import FUNCTIONS, OPTIMIZERS, descend, describe_path
+from autograd_viz.core.descent_sweep import (
+    NO_FUNCTION,
+    as_batched,
+    sweep_in_namespace,
+    sweep_optimizer,
+)
+
+RATES = [0.01, 0.1, 0.5, 1.05]
+USER_CODE = "import torch\ndef loss(w, b):\n    return (w - 1) ** 2 + 4 * (b + 0.5) ** 2\n"
+
+
+def _namespace(code: str) -> dict:
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(code, "<editor>", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_sweep_rows_are_single_runs_with_autograds_gradient(optimizer: str) -> None:
+    bowl = FUNCTIONS["bowl"]
+    run = sweep_optimizer(bowl.fn, bowl.start, RATES, 30, optimizer, bowl.minimum)
+    for row, lr in enumerate(RATES):
+        one = descend(bowl.fn, bowl.start, lr, 30, optimizer)
+        assert torch.allclose(run.paths[row], one, equal_nan=True)
+        assert run.captions[row] == describe_path(one, lr, bowl.minimum)
+    # ∂L/∂w = 2(w − 3), ∂L/∂b = 2(b + 2) at the start
+    assert run.grads[0, 0].tolist() == [2 * (0.5 - 3), 2 * (1.0 + 2)]
+
+
+def test_sweep_in_namespace_runs_the_users_function() -> None:
+    namespace = _namespace(USER_CODE)
+    result = sweep_in_namespace(
+        namespace, optimizers=["sgd", "momentum"], learning_rates=RATES, steps=20, resolution=16
+    )
+    json.dumps(result)  # plain data, ready for the kernel's answer
+    assert result["device"] in ("cpu", "cuda:0") and result["start"] == [0.5, 1.0]
+    fn = namespace["loss"]
+    for name in ("sgd", "momentum"):
+        expected = descend(fn, (0.5, 1.0), 0.1, 20, name)
+        found = torch.tensor(result["runs"][name]["paths"][1], dtype=torch.float64)
+        assert torch.allclose(found, expected)
+    (w0, w1), (b0, b1) = result["extent"]
+    assert w0 < 0.5 < w1 and b0 < 1.0 < b1 and w0 < 1.0 < w1 and b0 < -0.5 < b1
+    ws, bs, grid = result["ws"], result["bs"], result["grid"]
+    assert grid[3][7] == pytest.approx(fn(torch.tensor(ws[7]), torch.tensor(bs[3])).item())
+    # Hessian diag(2, 8): 1/8 one step, 2/8 bounces, taken at the start (no known minimum)
+    t = result["thresholds"]
+    assert t["one_step"] == pytest.approx(0.125) and t["bounce"] == pytest.approx(0.25)
+    assert t["at"] == "start" and t["exact"]
+
+
+def test_sweep_in_namespace_says_what_is_missing() -> None:
+    with pytest.raises(LookupError, match=re.escape(NO_FUNCTION)):
+        sweep_in_namespace({}, learning_rates=RATES, steps=3)
+    tensor_loss = _namespace("import torch\nloss = torch.tensor(2.0)\n")
+    with pytest.raises(LookupError, match="is a tensor, not a function loss"):
+        sweep_in_namespace(tensor_loss, learning_rates=RATES, steps=3)
+    raising = _namespace("def loss(w, b):\n    return w / 0 if False else 1 / 0\n")
+    with pytest.raises(ZeroDivisionError):
+        sweep_in_namespace(raising, learning_rates=RATES, steps=3)
+
+
+def test_scalar_only_user_code_is_evaluated_point_by_point() -> None:
+    scalar = _namespace(
+        "import math, torch\n"
+        "def loss(w, b):\n"
+        "    if w.item() > 100:\n"  # a Python if on one value: cannot take a batch
+        "        return w * 0\n"
+        "    return (w - 1) ** 2 + 4 * (b + 0.5) ** 2\n"
+    )
+    batched = as_batched(scalar["loss"])
+    w, b = torch.tensor([[0.0, 2.0]]), torch.tensor([[1.0, -1.0]])
+    assert batched(w, b).tolist() == [[1 + 4 * 2.25, 1 + 4 * 0.25]]
+    a = sweep_in_namespace(scalar, learning_rates=RATES, steps=10, resolution=8)
+    b = sweep_in_namespace(_namespace(USER_CODE), learning_rates=RATES, steps=10, resolution=8)
+    assert a["runs"]["sgd"]["paths"] == b["runs"]["sgd"]["paths"]
+
+
+def test_every_optimizer_sweeps() -> None:
+    bowl = FUNCTIONS["bowl"]
+    for name in OPTIMIZERS:
+        run = sweep_optimizer(bowl.fn, bowl.start, [0.05], 5, name, bowl.minimum)
+        assert run.paths.shape == (1, 6, 3) and run.grads.shape == (1, 6, 2)
