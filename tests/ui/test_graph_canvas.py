@@ -121,3 +121,40 @@ def _double_click(qtbot, canvas, point) -> None:
     qtbot.mouseRelease(viewport, left, pos=point)
     qtbot.mouseDClick(viewport, left, pos=point)
     qtbot.mouseRelease(viewport, left, pos=point)
+
+
+BIG = (
+    "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"
+    "for _ in range({n}):\n    y = y * 1.0001\n"
+)
+
+
+def test_a_big_graph_is_laid_out_off_the_gui_thread(qtbot) -> None:
+    from PySide6.QtCore import QElapsedTimer, QTimer
+
+    trace = run_source(BIG.format(n=4000))
+    canvas = _canvas(qtbot)
+    ticks: list[int] = []
+    clock = QElapsedTimer()
+    clock.start()
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(clock.elapsed()))
+    timer.start(20)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=60_000) as drawn:
+        canvas.show_trace(trace)
+        assert canvas.laying_out  # show_trace returned before the layout finished
+    timer.stop()
+    assert drawn.args == [trace]
+    assert canvas.marker_count() == len(trace.tensors) + len(trace.nodes)
+    assert len(ticks) >= 2  # the event loop kept running while the layout was computed
+
+
+def test_only_the_latest_of_two_big_traces_is_drawn(qtbot) -> None:
+    first, second = run_source(BIG.format(n=3000)), run_source(BIG.format(n=3500))
+    canvas = _canvas(qtbot)
+    drawn: list = []
+    canvas.trace_drawn.connect(drawn.append)
+    canvas.show_trace(first)
+    canvas.show_trace(second)
+    qtbot.waitUntil(lambda: not canvas.laying_out, timeout=60_000)
+    assert drawn == [second] and canvas.trace is second

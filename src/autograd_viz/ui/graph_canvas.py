@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -16,6 +16,7 @@ from autograd_viz.core.player import Frame, freed_at, freeing
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import GraphOverlayItem
 from autograd_viz.ui._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
+from autograd_viz.ui._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
@@ -27,6 +28,7 @@ class GraphCanvas(pg.PlotWidget):
     node_clicked = Signal(str)  # id of a trace tensor ("t3") or node ("n5")
     layout_changed = Signal()  # a module was collapsed or opened: positions moved
     graph_drawn = Signal(int)  # number of marks drawn
+    trace_drawn = Signal(object)  # a trace passed to show_trace is now on screen
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.colours = LIGHT
@@ -39,6 +41,8 @@ class GraphCanvas(pg.PlotWidget):
         plot.hideButtons()
         self.trace: Trace | None = None
         self.graph = DrawnGraph()
+        self._generation = 0  # bumps with each layout asked for; stale answers are dropped
+        self._jobs: set[LayoutJob] = set()
         self.frame: Frame | None = None
         self.collapsed: set[str] = set()
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
@@ -109,9 +113,45 @@ class GraphCanvas(pg.PlotWidget):
             self.show_frame(self.frame)
 
     def show_trace(self, trace: Trace) -> None:
-        """Draw the graph of a trace and fit it into view (all modules open)."""
+        """Draw the graph of a trace and fit it into view (all modules open).
+
+        A small graph is drawn before this returns; a big one is laid out on a worker thread
+        (the GUI stays live, the canvas says "Laying out…"). Either way `trace_drawn` follows.
+        """
         self.collapsed = set()
-        self._draw(trace)
+        self._generation += 1
+        if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
+            self._draw(trace)
+            self.trace_drawn.emit(trace)
+            return
+        previous = self.graph.heights() if self.graph.nodes else None
+        job = LayoutJob(self._generation, trace, self.collapsed, previous)
+        job.setAutoDelete(False)
+        self._jobs.add(job)
+        job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
+        job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
+        self._message.setText(f"Laying out {len(trace.nodes):,} nodes…")
+        self._message.setVisible(True)
+        QThreadPool.globalInstance().start(job)
+
+    @property
+    def laying_out(self) -> bool:
+        """Whether a background layout is still running."""
+        return bool(self._jobs)
+
+    @Slot(int, object, object, object)
+    def _layout_done(self, generation: int, trace: Trace, graph: DrawnGraph, events) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        if generation != self._generation:
+            return  # a newer trace arrived meanwhile
+        self._draw(trace, (graph, events))
+        self.trace_drawn.emit(trace)
+
+    @Slot(int, str)
+    def _layout_failed(self, generation: int, message: str) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        if generation == self._generation:
+            self._message.setText(f"Could not lay out this graph: {message}")
 
     def toggle_module(self, path: str) -> None:
         """Collapse an open nn.Module to one box, or open a collapsed one."""
@@ -121,11 +161,12 @@ class GraphCanvas(pg.PlotWidget):
         self._draw(self.trace)
         self.layout_changed.emit()
 
-    def _draw(self, trace: Trace) -> None:
-        previous = self.graph.heights() if self.graph.nodes else None
+    def _draw(self, trace: Trace, laid_out: tuple[DrawnGraph, list] | None = None) -> None:
+        if laid_out is None:
+            previous = self.graph.heights() if self.graph.nodes else None
+            laid_out = drawn_graph(trace, self.collapsed, previous), freeing(trace)
         self.trace = trace
-        self.graph = drawn_graph(trace, self.collapsed, previous)
-        self.freeing = freeing(trace)
+        self.graph, self.freeing = laid_out
         self.freed_at_end = freed_at(self.freeing, len(trace.events))
         self.frame = None
         self._overlay.set_frame(None)
