@@ -63,6 +63,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         self.frame: Frame | None = None  # the player's frame; None draws the end state
         self.colours = LIGHT
         self._geometry: tuple[Any, list[Any]] | None = None
+        self._screen: tuple[Any, dict[str, QPointF]] | None = None
 
     def set_colours(self, colours: CanvasColours) -> None:
         """Paint lines and labels in another theme's colours."""
@@ -74,6 +75,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         self.prepareGeometryChange()
         self._graph = graph
         self._geometry = None
+        self._screen = None
         xs = [n.x for n in graph.nodes.values()] or [0.0]
         ys = [n.y for n in graph.nodes.values()] or [0.0]
         self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
@@ -113,7 +115,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.save()
         painter.resetTransform()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        screen = self._screen_positions(transform)
         self._paint_groups(painter, screen)
         self._paint_edges(painter, transform, screen)
         self.last_spacing_px = self.spacing_px(transform)
@@ -121,10 +123,8 @@ class GraphOverlayItem(pg.GraphicsObject):
             self._paint_labels(painter, screen)
         painter.restore()
 
-    def _edge_geometry(self, transform: QTransform, screen: dict[str, QPointF]) -> list[Any]:
-        """Per edge: (line, arrowhead, midpoint) in screen pixels, or None when the nodes
-        overlap. Cached until the view moves, so playback frames skip the arithmetic."""
-        key = (
+    def _view_key(self, transform: QTransform) -> tuple[Any, ...]:
+        return (
             transform.m11(),
             transform.m12(),
             transform.m21(),
@@ -132,7 +132,23 @@ class GraphOverlayItem(pg.GraphicsObject):
             transform.dx(),
             transform.dy(),
             len(self._graph.edges),
+            len(self._graph.nodes),
         )
+
+    def _screen_positions(self, transform: QTransform) -> dict[str, QPointF]:
+        """Each node's position in screen pixels, cached until the view moves (mapping
+        10,000 points costs ~15 ms, too much to repeat every playback frame)."""
+        key = self._view_key(transform)
+        if self._screen is not None and self._screen[0] == key:
+            return self._screen[1]
+        screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        self._screen = (key, screen)
+        return screen
+
+    def _edge_geometry(self, transform: QTransform, screen: dict[str, QPointF]) -> list[Any]:
+        """Per edge: (line, arrowhead, midpoint) in screen pixels, or None when the nodes
+        overlap. Cached until the view moves, so playback frames skip the arithmetic."""
+        key = self._view_key(transform)
         if self._geometry is not None and self._geometry[0] == key:
             return self._geometry[1]
         nodes = self._graph.nodes
@@ -151,15 +167,12 @@ class GraphOverlayItem(pg.GraphicsObject):
             tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
             line = QLineF(QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap), tip)
             base_x, base_y = tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX
-            head = QPolygonF(
-                [
-                    tip,
-                    QPointF(base_x - uy * half, base_y + ux * half),
-                    QPointF(base_x + uy * half, base_y - ux * half),
-                    tip,
-                ]
-            )
-            geometry.append((line, head, QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)))
+            left = QPointF(base_x - uy * half, base_y + ux * half)
+            right = QPointF(base_x + uy * half, base_y - ux * half)
+            head = QPolygonF([tip, left, right, tip])
+            wings = (QLineF(tip, left), QLineF(tip, right))  # the head as strokes, for dense graphs
+            middle = QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
+            geometry.append((line, head, middle, wings))
         self._geometry = (key, geometry)
         return geometry
 
@@ -178,10 +191,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         labels: list[tuple[QPointF, str]] = []
         cuts: list[tuple[QPointF, str]] = []
         geometry = self._edge_geometry(transform, screen)
+        # Past a few hundred edges, filled arrowheads (one path of thousands of polygons)
+        # cost more than the rest of the frame: they are drawn as two strokes instead.
+        dense = len(self._graph.edges) > 300
         for (source, target), shape in zip(self._graph.edges, geometry, strict=True):
             if shape is None:
                 continue
-            line, head, middle = shape
+            line, head, middle, wings = shape
             grad = carrying.get((source, target)) if carrying else None
             special = styles.get((source, target)) if styles else None
             if special is not None:
@@ -197,7 +213,10 @@ class GraphOverlayItem(pg.GraphicsObject):
                 look = "normal"
             lines, heads = groups[look]
             lines.append(line)
-            heads.addPolygon(head)
+            if dense:
+                lines.extend(wings)
+            else:
+                heads.addPolygon(head)
         c = self.colours
         faded = QColor(c.edge)
         faded.setAlpha(60)
@@ -211,7 +230,6 @@ class GraphOverlayItem(pg.GraphicsObject):
         # Antialiased or fractional-width lines go through Qt's stroker, several times
         # slower than its 1-pixel path; past a few hundred edges the difference is
         # invisible and the frame rate is not.
-        dense = len(self._graph.edges) > 300
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, not dense)
         if dense:
             looks = {k: (c, 0 if w < 2 else w, d) for k, (c, w, d) in looks.items()}
@@ -221,9 +239,10 @@ class GraphOverlayItem(pg.GraphicsObject):
                 continue
             painter.setPen(QPen(colour, width, dash))
             painter.drawLines(lines)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(colour)
-            painter.drawPath(heads)
+            if not heads.isEmpty():
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(colour)
+                painter.drawPath(heads)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._paint_edge_labels(painter, labels, c.grad)
         self._paint_edge_labels(painter, cuts, c.cut)
