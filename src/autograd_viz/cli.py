@@ -153,15 +153,16 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 
 def read_source(path: Path) -> str:
-    """The text of a script, or SystemExit(2) with a one-line reason."""
+    """The text of a script, or SystemExit(2) with a one-line reason (missing, not UTF-8,
+    binary, too big: the same checks as the editor's Open)."""
+    from autograd_viz.core.source_files import UnreadableFile, read_source_file
+
+    if not path.exists():
+        raise SystemExit(f"autograd-viz: no such file: {path}")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SystemExit(f"autograd-viz: no such file: {path}") from None
-    except UnicodeDecodeError:
-        raise SystemExit(f"autograd-viz: {path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise SystemExit(f"autograd-viz: cannot read {path}: {exc.strerror}") from None
+        return read_source_file(path)
+    except UnreadableFile as exc:
+        raise SystemExit(f"autograd-viz: {exc}") from None
 
 
 def trace_main(argv: list[str]) -> int:

@@ -35,7 +35,7 @@ from autograd_viz.cli import (
 STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
 POLL_S = 0.05
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
-_STARTED = "started"
+_STARTED, _RAN = "started", "ran"  # the phases the child writes before its final status
 
 
 def _say(message: str) -> None:
@@ -55,18 +55,17 @@ def _signal_words(code: int) -> str:
     }.get(name, name)
 
 
-def _read_status(path: str) -> tuple[bool, dict | None]:
-    """(the script started, its final status or None) as the child wrote them."""
+def _read_status(path: str) -> tuple[list[str], dict | None]:
+    """(the phases the child reached, its final status or None) as it wrote them."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError:
-        return False, None
-    started = _STARTED in lines
+        return [], None
     for line in lines:
         if line.startswith("{"):
             with contextlib.suppress(ValueError):
-                return started, json.loads(line)
-    return started, None
+                return lines, json.loads(line)
+    return lines, None
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -104,13 +103,19 @@ def run_in_child(argv: list[str], file: Path, timeout: float | None) -> int:
 
 
 def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: float | None) -> int:
-    deadline = time.monotonic() + STARTUP_LIMIT_S + (timeout or 0)
+    # Python's start and torch's import get STARTUP_LIMIT_S; the script itself gets
+    # `timeout` from the moment it starts until it returns (writing the trace is ours).
+    deadline: float | None = time.monotonic() + STARTUP_LIMIT_S
     counting = False
     while (code := process.poll()) is None:
-        if timeout is not None and not counting and _read_status(status_path)[0]:
-            counting = True
-            deadline = time.monotonic() + timeout
-        if (timeout is not None or not counting) and time.monotonic() > deadline:
+        if deadline is not None and (not counting or timeout is not None):
+            phases = _read_status(status_path)[0]
+            if _RAN in phases:
+                deadline = None
+            elif _STARTED in phases and not counting:
+                counting = True
+                deadline = None if timeout is None else time.monotonic() + timeout
+        if deadline is not None and time.monotonic() > deadline:
             _kill_group(process)
             process.wait()
             if counting:
@@ -169,8 +174,12 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
         if args.json_out is None
         else (contextlib.nullcontext())
     )
-    with status.open("a", encoding="utf-8") as out:
-        out.write(_STARTED + "\n")
+
+    def phase(name: str) -> None:
+        with status.open("a", encoding="utf-8") as out:
+            out.write(name + "\n")
+
+    phase(_STARTED)
     with redirect:
         trace = run_source(
             code,
@@ -180,6 +189,7 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
             max_events=args.max_events or DEFAULT_MAX_EVENTS,
             device=device,
         )
+    phase(_RAN)
     if args.json_out is None:
         sys.stdout.write(trace.to_json(indent=1) + "\n")
     else:

@@ -11,7 +11,7 @@ from autograd_viz.ui.document import Choice
 
 
 @pytest.fixture(autouse=True)
-def _no_modal_dialogs(monkeypatch) -> list[tuple[str, str]]:
+def message_boxes(monkeypatch) -> list[tuple[str, str]]:
     """Answer the Document's dialogs; returns the (title, text) of each message box."""
     shown: list[tuple[str, str]] = []
     monkeypatch.setattr(document, "ask_save_changes", lambda *_: Choice.DISCARD)

@@ -171,3 +171,17 @@ def test_app_messages_start_on_their_own_line(qtbot) -> None:
     console.append_info("▶ Running")
     console.append_stdout("next\n")
     assert console.plain_text() == "half a line\n▶ Running\nnext\n"
+
+
+def test_total_size_is_capped_even_with_long_lines(console: ConsolePane, monkeypatch) -> None:
+    from autograd_viz.ui import console as console_module
+
+    monkeypatch.setattr(console_module, "MAX_TOTAL_CHARS", 5_000)
+    for i in range(40):
+        console.append_stdout(f"{i:02d}" + "y" * 998 + "\n")  # long lines, few blocks
+    text = console.plain_text()
+    assert len(text) <= 5_000
+    assert text.startswith(tuple(f"{i:02d}y" for i in range(40)))  # whole lines dropped
+    assert text.endswith("39" + "y" * 998 + "\n")
+    console.append_info("note")
+    assert console.plain_text().endswith("y\nnote\n")

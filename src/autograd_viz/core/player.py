@@ -3,16 +3,15 @@ inspector all follow. Stepping back is free: every state is read off the recorde
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
 
 from psygnal import Signal
 
+from autograd_viz.core.gc_pause import collections_postponed
 from autograd_viz.core.graph_model import DrawnGraph, format_number, format_value
 from autograd_viz.core.trace import TensorValue, Trace
 
@@ -35,20 +34,6 @@ _KINDS = {
     },
 }
 _KINDS[EVERYTHING] = _KINDS[FORWARD] | _KINDS[BACKWARD]
-# Steps and histories are many small objects made beside a trace of millions; at Python's
-# default thresholds the cyclic collector rescans that trace again and again while they are
-# built (3.5x the build time for 50,000 ops, measured). Collections wait until it is done.
-_BUILDING_GC_THRESHOLD = (50_000, 50, 1_000_000)
-
-
-@contextmanager
-def _collections_postponed() -> Iterator[None]:
-    saved = gc.get_threshold()
-    gc.set_threshold(*_BUILDING_GC_THRESHOLD)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
 
 
 def _value(d: dict[str, Any] | None) -> TensorValue | None:
@@ -167,7 +152,7 @@ class Player:
         self._names = {t.id: t.name for t in trace.tensors}
         self._node_names = {n.id: n.name for n in trace.nodes}
         self._nodes = {n.id: n for n in trace.nodes}
-        with _collections_postponed():
+        with collections_postponed():
             self._values, self._grads = self._histories()
         self._captions = _Captions(self._names, self._nodes, graph)
         # Per mode, built when the mode is first shown.
@@ -306,7 +291,7 @@ class Player:
     def _build_steps(self, mode: str) -> list[Step]:
         kinds = _KINDS[mode]
         steps: list[Step] = []
-        with _collections_postponed():
+        with collections_postponed():
             for i, e in enumerate(self.trace.events):
                 if e.get("kind") in kinds:
                     steps.append(self._step(len(steps), i, e))

@@ -161,9 +161,12 @@ def trace_payload(trace: Trace, events_per_chunk: int = EVENTS_PER_CHUNK) -> dic
 
 def trace_from_payload(payload: dict[str, Any]) -> Trace:
     """The trace a TRACE_MIME payload carries (one chunk parsed at a time)."""
-    trace = Trace.from_json(payload["trace"])
-    for chunk in payload.get("event_chunks", ()):
-        trace.events.extend(json.loads(chunk))
+    from autograd_viz.core.gc_pause import collections_postponed
+
+    with collections_postponed():
+        trace = Trace.from_json(payload["trace"])
+        for chunk in payload.get("event_chunks", ()):
+            trace.events.extend(json.loads(chunk))
     return trace
 
 

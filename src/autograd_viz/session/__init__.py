@@ -1,5 +1,5 @@
 """The seam to the kernel process: jupyter_client messages re-emitted as Qt signals."""
 
-from autograd_viz.session._kernel import KernelSession, KernelState
+from autograd_viz.session._kernel import INTERRUPT_GRACE_MS, KernelSession, KernelState
 
-__all__ = ["KernelSession", "KernelState"]
+__all__ = ["INTERRUPT_GRACE_MS", "KernelSession", "KernelState"]

@@ -154,8 +154,10 @@ class KernelSession(QObject):
         """Stop the kernel and the worker thread (used when the app closes)."""
         self._escalation.stop()
         self._worker.abort.set()
-        self._shutdown.emit()
-        self._thread.quit()
+        if self._thread.isFinished():
+            return
+        self._shutdown.emit()  # the worker stops the kernel, then ends its own thread
         if not self._thread.wait(wait_ms):
-            # The worker is stuck (a kernel still starting): leave no kernel behind anyway.
+            # The worker is busy (a kernel still starting): it will shut that kernel down
+            # when it gets to it; until then, leave nothing running that it started.
             self._worker.kill_leftovers()

@@ -18,7 +18,7 @@ from typing import Any
 
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from autograd_viz.core.protocol import (
     KERNEL_INFO_MIME,
@@ -198,12 +198,14 @@ class KernelWorker(QObject):
 
     @Slot()
     def shutdown(self) -> None:
-        """Stop the kernel process for good."""
+        """Stop the kernel process for good, then end this worker's thread."""
         if self._watchdog is not None:
             self._watchdog.stop()
             self._watchdog = None
         self._stop_quietly()
         self.state.emit("dead")
+        # Only now: a quit() sent from outside could end the thread before this slot ran.
+        QThread.currentThread().quit()
 
     def _stop_quietly(self) -> None:
         # Read before the kernel goes: once it is dead, /proc no longer lists its children.

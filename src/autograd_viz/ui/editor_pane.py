@@ -30,7 +30,11 @@ class EditorPane(QWidget):
 
     def _action(self, text: str, slot, *keys: str | QKeySequence.StandardKey) -> QAction:
         action = QAction(text, self)
-        action.setShortcuts([QKeySequence(key) for key in keys])
+        shortcuts = []
+        for key in keys:  # a standard key may have several bindings (Redo: Ctrl+Shift+Z, Ctrl+Y)
+            is_standard = isinstance(key, QKeySequence.StandardKey)
+            shortcuts += QKeySequence.keyBindings(key) if is_standard else [QKeySequence(key)]
+        action.setShortcuts(shortcuts)
         action.triggered.connect(lambda _=False: slot())
         return action
 

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
@@ -54,8 +55,12 @@ class FindBar(QFrame):
         grid.addWidget(self.count_label, 0, 4)
         grid.addWidget(self.close_button, 0, 5)
         grid.addWidget(self.replace_field, 1, 0)
-        grid.addWidget(self.replace_button, 1, 1, 1, 3)
-        grid.addWidget(self.replace_all_button, 1, 4)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.replace_button)
+        buttons.addWidget(self.replace_all_button)
+        buttons.addStretch(1)
+        grid.addLayout(buttons, 1, 1, 1, 5)
         grid.setColumnStretch(0, 1)
 
         self.find_field.textChanged.connect(self._search_as_you_type)

@@ -206,6 +206,8 @@ class GraphCanvas(pg.PlotWidget):
         if look is None:
             style = STYLES[kind]
             fill, outline = QColor(style.fill), QColor(style.outline)
+            if self.dark:  # deep outlines vanish on a dark background (the dashed freed one too)
+                outline = outline.lighter(165)
             if state == "faded":
                 fill.setAlpha(50)
                 outline.setAlpha(70)

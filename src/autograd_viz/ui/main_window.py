@@ -219,6 +219,7 @@ class MainWindow(QMainWindow):
         self.exercises.line_requested.connect(self.editor.goto_line)
         self.player_bar.frame_changed.connect(self._show_frame)
         self.canvas.layout_changed.connect(self._follow_new_layout)
+        self.canvas.trace_drawn.connect(self._trace_drawn)
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self._select_node)
         self.editor.cursorPositionChanged.connect(self._select_line)
@@ -234,6 +235,7 @@ class MainWindow(QMainWindow):
         self.document.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         self.theme.dark_changed.connect(self.editor.set_dark)
         self.theme.dark_changed.connect(self.canvas.set_dark)
+        self.theme.dark_changed.connect(self.lab.canvas.set_dark)
 
     # ---- documents -------------------------------------------------------------
     def set_document(self, text: str, path: Path | None) -> None:
@@ -281,7 +283,10 @@ class MainWindow(QMainWindow):
         """Draw a trace and mark its first error in the editor."""
         if trace.source == LAB_SOURCE:
             return  # the lab draws its own traces; the editor shows the user's file
-        self.canvas.show_trace(trace)
+        self.canvas.show_trace(trace)  # trace_drawn follows: at once, or after a big layout
+
+    def _trace_drawn(self, trace: Trace) -> None:
+        """The canvas shows the trace: the player, the error mark and the summary follow."""
         self.source_map = SourceMap(trace)
         self.inspector.clear()
         self.inspector.hide()
