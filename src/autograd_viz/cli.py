@@ -3,6 +3,7 @@
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
                  [--export-animation OUT.gif] [--size WxH] [--timeout S]
+                 [--existing CONNECTION.json]
     autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
     autograd-viz FILE.py --view landscape [--lr LR] [--screenshot OUT.png]
     autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
@@ -140,6 +141,13 @@ def _gui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
+    )
+    parser.add_argument(
+        "--existing",
+        metavar="CONNECTION.json",
+        type=Path,
+        help="attach to a running Jupyter kernel by its connection file instead of starting "
+        "one (its environment needs torch and autograd-viz installed)",
     )
     parser.add_argument(
         "--timeout",
@@ -395,4 +403,5 @@ def main(argv: list[str] | None = None) -> int:
         export_animation=args.export_animation,
         view=args.view,
         learning_rate=args.lr,
+        existing=args.existing,
     )

@@ -42,6 +42,7 @@ class KernelSession(QObject):
     _run = Signal(str, str, str)
     _call = Signal(str, str, str, str)
     _restart = Signal()
+    _attach = Signal(str)
     _shutdown = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -63,6 +64,7 @@ class KernelSession(QObject):
         self._call.connect(self._worker.call)
         self._worker.result.connect(self.call_finished)
         self._restart.connect(self._worker.restart)
+        self._attach.connect(self._worker.attach)
         self._shutdown.connect(self._worker.shutdown)
         self._worker.state.connect(self._set_state)
         self._worker.info.connect(self._set_info)
@@ -121,15 +123,34 @@ class KernelSession(QObject):
         """The kernel process's id while one is running (its process group has the same)."""
         return self._worker.kernel_pid
 
+    @property
+    def existing(self) -> str | None:
+        """The connection file of the running kernel this session is attached to, if any."""
+        return self._worker.existing
+
+    def attach(self, connection_file: str | None) -> None:
+        """Attach to a running Jupyter kernel by its connection file (None: go back to a
+        kernel of our own). The kernel must be able to import autograd_viz; when it cannot,
+        start_failed says so."""
+        self._worker.abort.set()
+        self._set_state(KernelState.STARTING.value)
+        self._attach.emit(str(connection_file or ""))
+
     def interrupt(self) -> None:
         """Stop running code, keeping the kernel and its variables (sends SIGINT).
 
         Code that is still running INTERRUPT_GRACE_MS later ignored the interrupt: the
-        kernel is restarted (its variables are lost) and `notice` says so.
+        kernel is restarted (its variables are lost) and `notice` says so. An attached
+        kernel gets an interrupt_request message instead of a signal, and is never restarted.
         """
-        km = self._worker.km
-        if km is not None and self.state is KernelState.BUSY:
-            km.interrupt_kernel()
+        if self.state is not KernelState.BUSY:
+            return
+        km, kc = self._worker.km, self._worker.kc
+        if km is not None or (self.existing is not None and kc is not None):
+            if km is not None:
+                km.interrupt_kernel()
+            else:  # the control channel is the GUI's alone: the worker never uses it
+                kc.control_channel.send(kc.session.msg("interrupt_request", {}))
             self._interrupted_run = self._busy_count
             if not self._escalation.isActive():
                 self._escalation.start()
@@ -137,6 +158,12 @@ class KernelSession(QObject):
     def _interrupt_ignored(self) -> None:
         if self.state is not KernelState.BUSY or self._busy_count != self._interrupted_run:
             return  # that run ended; a later one was not interrupted
+        if self.existing is not None:
+            self.notice.emit(
+                f"The code did not stop within {INTERRUPT_GRACE_MS / 1000:g} s of Stop. The "
+                "attached kernel is not this app's to restart: stop it on its machine."
+            )
+            return
         self.notice.emit(
             f"The code did not stop within {INTERRUPT_GRACE_MS / 1000:g} s of Stop (it catches "
             "KeyboardInterrupt, or is stuck outside Python): restarting the kernel. "

@@ -32,6 +32,7 @@ from autograd_viz.core.protocol import (
 from autograd_viz.core.trace import Trace
 
 STARTUP_TIMEOUT_S = 60.0
+REMOTE_TIMEOUT_S = 20.0  # an attached kernel is already running: it answers fast or not at all
 POLL_S = 0.1  # how often a waiting run checks for a dead kernel or an abort
 STREAM_FLUSH_S = 0.05  # batch console output so a print loop cannot flood the GUI
 STREAM_BUFFER_LIMIT = 1_000_000
@@ -147,12 +148,18 @@ class KernelWorker(QObject):
         self.kernel_pid: int | None = None  # read from the GUI thread on shutdown
         self._pgid: int | None = None
         self._results: set[str] = set()  # tags whose result arrived during this call
+        # A running Jupyter kernel's connection file to attach to instead of launching one
+        # (a GPU server's kernel): never shut down, restarted or killed by the app.
+        self.existing: str | None = None
 
     # ---- lifecycle -------------------------------------------------------------
     @Slot()
     def start(self) -> None:
-        """Launch the kernel and prepare it; say clearly when that fails."""
+        """Launch (or attach to) the kernel and prepare it; say clearly when that fails."""
         self.state.emit("starting")
+        if self.existing is not None:
+            self._attach(self.existing)
+            return
         try:
             # ipc sockets are files named after `ip`; a private folder keeps two app
             # instances (or a test run beside the app) from ever sharing one.
@@ -175,6 +182,9 @@ class KernelWorker(QObject):
             self.state.emit("dead")
             self.failed.emit(f"The Python kernel could not start: {exc}")
             return
+        self._prepare()
+
+    def _prepare(self) -> None:
         if self._watchdog is None:
             # No parent: shutdown() drops it here, in this thread, where it was made.
             self._watchdog = QTimer()
@@ -189,11 +199,70 @@ class KernelWorker(QObject):
         if ok is not None:
             self.state.emit("idle" if ok else "dead")
 
+    @Slot(str)
+    def attach(self, connection_file: str) -> None:
+        """Leave the current kernel (stopping it if it is ours) and attach to a running one;
+        an empty path goes back to a kernel of our own."""
+        self._stop_quietly()
+        self.existing = connection_file or None
+        self.start()
+
+    def _attach(self, connection_file: str) -> None:
+        from jupyter_client import BlockingKernelClient
+
+        where = Path(connection_file).name
+        try:
+            kc = BlockingKernelClient()
+            kc.load_connection_file(connection_file)
+            kc.start_channels()
+            self.kc = kc
+            kc.wait_for_ready(timeout=REMOTE_TIMEOUT_S)
+        except Exception as exc:
+            self._stop_quietly()
+            self.state.emit("dead")
+            self.failed.emit(f"Could not connect to the kernel of {where}: {exc}")
+            return
+        missing = self._missing_capture_module()
+        if missing is not None:
+            self._stop_quietly()
+            self.state.emit("dead")
+            self.failed.emit(
+                f"The kernel of {where} runs, but cannot import autograd_viz ({missing}). "
+                "Install it in that kernel's environment (pip install autograd-viz); only its "
+                "capture module is used there."
+            )
+            return
+        self.notice.emit(f"Attached to the running kernel of {where}.")
+        self._prepare()
+
+    def _missing_capture_module(self) -> str | None:
+        """None when the kernel can import our capture module, else its error, in a line."""
+        msg_id = self.kc.execute(
+            "import autograd_viz.core.protocol", silent=True, store_history=False
+        )
+        deadline = time.monotonic() + REMOTE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                reply = self.kc.get_shell_msg(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            if reply.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            content = reply["content"]
+            if content.get("status") == "ok":
+                return None
+            return f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"
+        return "no answer"
+
     @Slot()
     def restart(self) -> None:
-        """Throw the kernel away and start a fresh one (its variables are lost)."""
+        """Throw the kernel away and start a fresh one (its variables are lost); an attached
+        kernel is only reconnected to (it is not ours to restart)."""
         self._stop_quietly()
-        self.notice.emit("Restarting the kernel…")
+        if self.existing is not None:
+            self.notice.emit("Reconnecting to the attached kernel (it keeps its variables)…")
+        else:
+            self.notice.emit("Restarting the kernel…")
         self.start()
 
     @Slot()
@@ -232,10 +301,24 @@ class KernelWorker(QObject):
 
     @Slot()
     def _check_alive(self) -> None:
-        if self._busy or self.km is None:
+        if self._busy:
             return
-        if not self.km.is_alive():
+        if self.km is not None and not self.km.is_alive():
             self._kernel_died()
+        elif self.existing is not None and self.kc is not None and not self.kc.is_alive():
+            self._attached_kernel_lost()
+
+    def _attached_kernel_lost(self) -> None:
+        """An attached kernel stopped answering: it is not ours to restart, so say so."""
+        if self._watchdog is not None:
+            self._watchdog.stop()
+        self._stop_quietly()
+        self.state.emit("dead")
+        self.notice.emit(
+            f"The attached kernel ({Path(self.existing or '').name}) stopped answering. "
+            "Restart it on its machine and connect again (File → Connect to kernel…), or "
+            "go back to a kernel of this app's own (File → Use a local kernel)."
+        )
 
     def _kernel_died(self) -> None:
         code = None
@@ -309,6 +392,9 @@ class KernelWorker(QObject):
                 last_flush = time.monotonic()
                 if self.km is not None and not self.km.is_alive():
                     self._kernel_died()
+                    return None
+                if self.existing is not None and self.kc is not None and not self.kc.is_alive():
+                    self._attached_kernel_lost()
                     return None
                 continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:

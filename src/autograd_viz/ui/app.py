@@ -139,6 +139,7 @@ def launch(
     export_animation: Path | None = None,
     view: str = "graph",
     learning_rate: float | None = None,
+    existing: Path | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -162,7 +163,10 @@ def launch(
     elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
-    window.session.start()
+    if existing is not None:
+        window.kernel_connection.attach(str(existing))
+    else:
+        window.session.start()
     if run:
         window.run_code()
     code = app.exec()

@@ -24,7 +24,11 @@ class KernelStatus(QWidget):
         self.state_label.setObjectName("kernelState")
         self.device_label = QLabel("device: …")
         self.device_label.setObjectName("kernelDevice")
+        self.where_label = QLabel()  # "attached: kernel-1234.json" for a kernel not ours
+        self.where_label.setObjectName("kernelWhere")
+        self.where_label.hide()
         layout.addWidget(self.state_label)
+        layout.addWidget(self.where_label)
         layout.addWidget(self.device_label)
         self.state = ""
         self.set_state("starting")
@@ -43,3 +47,10 @@ class KernelStatus(QWidget):
         if info.get("torch"):
             text += f"  ·  torch {info['torch']}"
         self.device_label.setText(text)
+
+    def set_attached(self, connection_file: str | None) -> None:
+        """Say which running kernel the app is attached to (None: a kernel of its own)."""
+        if connection_file:
+            self.where_label.setText(f"attached: {connection_file.rsplit('/', 1)[-1]}")
+            self.where_label.setToolTip(connection_file)
+        self.where_label.setVisible(bool(connection_file))

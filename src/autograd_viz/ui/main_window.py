@@ -36,6 +36,7 @@ from autograd_viz.ui.exercises_pane import ExercisesPane
 from autograd_viz.ui.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph_canvas import GraphCanvas
 from autograd_viz.ui.inspector import Inspector
+from autograd_viz.ui.kernel_connection import KernelConnection
 from autograd_viz.ui.kernel_status import KernelStatus
 from autograd_viz.ui.lab_pane import LabPane
 from autograd_viz.ui.lessons_pane import LessonsPane, ask_reset_progress
@@ -68,6 +69,7 @@ class MainWindow(QMainWindow):
         self.console = ConsolePane()
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
+        self.kernel_connection = KernelConnection(self, self.session, self.kernel_status)
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
         self.descent: DescentPane | None = None
@@ -171,6 +173,8 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         self.document.fill_file_menu(file_menu)
+        file_menu.addSeparator()
+        file_menu.addActions(self.kernel_connection.actions())
         file_menu.addSeparator()
         file_menu.addAction(self._action("Export graph as PNG…", lambda: self._export_graph("png")))
         file_menu.addAction(self._action("Export graph as SVG…", lambda: self._export_graph("svg")))
