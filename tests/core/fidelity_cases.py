@@ -320,4 +320,40 @@ x = torch.tensor([0.0, 1.0, -1.0], requires_grad=True)
 y = (x.log() * 2).sum()
 y.backward()
 """,
+    "lbfgs_closure": """
+import torch
+w = torch.tensor([0.0, 0.0], requires_grad=True)
+opt = torch.optim.LBFGS([w], lr=1, max_iter=5)
+def closure():
+    opt.zero_grad()
+    loss = ((w - 2) ** 2).sum()
+    loss.backward()
+    return loss
+opt.step(closure)
+""",
+    "split_unbind": """
+import torch
+x = torch.arange(6.0, requires_grad=True)
+a, b = x.split(3)
+c = torch.stack(x.unbind()[:2])
+loss = (a * b).sum() + c.prod()
+loss.backward()
+""",
+    "inplace_on_a_view": """
+import torch
+base = torch.zeros(4, requires_grad=True).clone()
+v = base[1:3]
+w = torch.tensor([1.0, 2.0], requires_grad=True)
+v.mul_(2).add_(w)
+base.sum().backward()
+""",
+    "checkpoint_reentrant": """
+import torch
+from torch.utils.checkpoint import checkpoint
+torch.manual_seed(0)
+w = torch.randn(4, 4, requires_grad=True)
+x = torch.randn(2, 4, requires_grad=True)
+y = checkpoint(lambda t: torch.tanh(t @ w), x, use_reentrant=True)
+y.sum().backward()
+""",
 }

@@ -190,3 +190,36 @@ def test_hooks_are_removed_after_the_run() -> None:
     assert len(trace.events) == count and ns["w"].grad.item() == 48.0  # 24 + 24
     assert not nn_module._global_forward_hooks and not nn_module._global_forward_pre_hooks
     assert not torch._C._is_torch_function_mode_enabled()
+
+
+LBFGS = """import torch
+w = torch.tensor([0.0, 0.0], requires_grad=True)
+frozen = torch.tensor([5.0], requires_grad=True)
+opt = torch.optim.LBFGS([w, frozen], lr=1, max_iter=4)
+def closure():
+    opt.zero_grad()
+    loss = ((w - 2) ** 2).sum()
+    loss.backward()
+    return loss
+opt.step(closure)
+"""
+
+
+def test_a_closure_inside_step_is_recorded_as_the_users_code() -> None:
+    """LBFGS calls the closure (forward and backward) inside step(): those ops and passes
+    are the user's and are recorded; the optimizer's own arithmetic is not."""
+    trace = run_source(LBFGS)
+    passes = kinds(trace, "backward")
+    assert passes and all(e["line"] == 8 for e in passes)
+    assert {e["line"] for e in kinds(trace, "op")} >= {7}
+    updates = {u["tensor"]: u for u in kinds(trace, "param_update")}
+    w, frozen = trace.tensor_named("w"), trace.tensor_named("frozen")
+    # LBFGS writes every parameter in place, adding zero where there was no gradient.
+    assert set(updates) == {w.id, frozen.id}
+    assert updates[frozen.id]["before"] == updates[frozen.id]["after"]
+    assert updates[w.id]["how"] == "LBFGS.step()" and updates[w.id]["line"] == 10
+    updates = [updates[w.id]]
+    plain: dict = {}
+    exec(LBFGS, plain)
+    assert updates[0]["after"]["data"] == pytest.approx(plain["w"].tolist())
+    assert w.value.data == pytest.approx(plain["w"].tolist())

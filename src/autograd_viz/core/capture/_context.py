@@ -70,25 +70,45 @@ class ModuleAndOptimizerHooks:
             self._stack.pop()
         self._shared = None
 
-    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         tracer = self.tracer
-        tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
+        # torch passes the step's own arguments: (optimizer, closure?) and kwargs.
+        closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
         # Hooks run in user context, where every tensor attribute read would go through
-        # the tracer's mode: read the values with torch functions off.
+        # the tracer's mode: read the values with torch functions off. With a closure
+        # (LBFGS), grads only appear inside step(), so every parameter is noted; only those
+        # whose version counter moves get an event.
         with torch._C.DisableTorchFunction():
             self._step_before = [
-                (p, tracer.value(p))
+                (p, p._version, tracer.value(p))
                 for group in optimizer.param_groups
                 for p in group["params"]
-                if p.grad is not None
+                if p.grad is not None or closure is not None
             ]
+        tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
+        if not callable(closure):
+            return None
+
+        def recorded_closure() -> Any:
+            # The forward and backward inside step(closure) are the user's: record them.
+            tracer.quiet -= 1
+            try:
+                return closure()
+            finally:
+                tracer.quiet += 1
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": recorded_closure}
+        return (args[0], recorded_closure, *args[2:]), kwargs
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         tracer = self.tracer
         try:
             with torch._C.DisableTorchFunction():
                 line = tracer.user_line()
-                for p, before in self._step_before:
+                for p, version, before in self._step_before:
+                    if p._version == version:
+                        continue  # the optimizer left it alone (no grad, or a frozen group)
                     tracer.emit(
                         {
                             "kind": "param_update",
