@@ -4,6 +4,7 @@ follow the desktop's palette live in System mode."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -67,3 +68,25 @@ def test_system_mode_follows_the_desktop_palette_live(window, qtbot) -> None:
     assert window.editor.palette().color(QPalette.ColorRole.Base) == QColor("#1e1e1e")
     QApplication.setPalette(QPalette())
     qtbot.waitUntil(lambda: not window.theme.dark, timeout=2000)
+
+
+def test_descent_plots_and_inspector_follow_the_theme(window, qtbot) -> None:
+    pane = window.show_descent()
+    qtbot.waitUntil(lambda: pane.sweep is not None, timeout=60_000)
+
+    def corner(plot) -> str:
+        image = plot.grab().toImage()
+        return image.pixelColor(3, 3).name()
+
+    assert corner(pane.loss_plot) == "#ffffff"
+    window.theme.set_mode("dark")
+    qtbot.waitUntil(lambda: corner(pane.loss_plot) == "#1e1e1e", timeout=2000)
+    assert corner(pane.surface_plot) == "#1e1e1e"
+    # The inspector's plot is hidden until a node is clicked: its brush, not its pixels.
+    assert window.inspector.plot.backgroundBrush().color().name() == "#1e1e1e"
+    item = next(i for i in window.lab.tasks.items.values() if not i.text().startswith("✓"))
+    assert item.data(Qt.ItemDataRole.ForegroundRole) is None  # the palette's text colour
+    text = QApplication.palette().color(QPalette.ColorRole.Text)
+    assert text.lightness() > 128  # which reads on dark
+    window.theme.set_mode("light")
+    qtbot.waitUntil(lambda: corner(pane.loss_plot) == "#ffffff", timeout=2000)

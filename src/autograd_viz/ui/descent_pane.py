@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.ui._descent_paths import LOOKS, PathLayers
 from autograd_viz.ui._descent_sweep import RATE_COUNT, Sweep, shown_surface
+from autograd_viz.ui._plot_theme import DARK_PLOT, LIGHT_PLOT, style_plot
 from autograd_viz.ui._rate_ticks import RateTicks
 from autograd_viz.ui._step_buttons import StepControls
 from autograd_viz.ui._sweeper import Sweeper
@@ -216,6 +217,15 @@ class DescentPane(QWidget):
         if self.function.currentData() == MODEL:
             return ["sgd"]
         return [name for name, box in self.optimizer_boxes.items() if box.isChecked()]
+
+    def set_dark(self, dark: bool) -> None:
+        """Follow the window's theme: plot backgrounds, axes and the help text."""
+        for plot in (self.surface_plot, self.loss_plot):
+            style_plot(plot, dark)
+        axis = self.colour_bar.getAxis("right")
+        axis.setPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
+        axis.setTextPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
+        self.help.setStyleSheet(f"color: {'#a3a3a3' if dark else '#475569'};")
 
     def set_learning_rate(self, rate: float) -> None:
         """Move the slider to the position nearest `rate`."""

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from autograd_viz.core.graph_model import format_value
 from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.ui._plot_theme import style_plot
 
 HEATMAP_COLOURS = pg.colormap.get("CET-D1")  # diverging: negative blue, positive red
 
@@ -66,6 +67,10 @@ class Inspector(QWidget):
         layout.addWidget(self.plot, 1)
         layout.addStretch(0)
         self.clear()
+
+    def set_dark(self, dark: bool) -> None:
+        """Follow the window's theme (the values plot's background and axes)."""
+        style_plot(self.plot, dark)
 
     def clear(self) -> None:
         """Nothing selected."""

@@ -10,7 +10,6 @@ from autograd_viz.core.lab_tasks import TASKS
 
 DONE, OPEN = "✓", "○"
 _DONE_COLOUR = QColor("#15803d")
-_OPEN_COLOUR = QColor("#334155")
 _LESSONS = {2: "Lesson 2 · the w, x, b lab", 1: "Lesson 1 · graphs, leaves, no_grad, descent"}
 
 
@@ -46,5 +45,8 @@ class TaskList(QListWidget):
             item = self.items[task.key]
             finished = self.done[task.key]
             item.setText(f"{DONE if finished else OPEN}  {task.text}")
-            item.setForeground(_DONE_COLOUR if finished else _OPEN_COLOUR)
+            if finished:
+                item.setForeground(_DONE_COLOUR)
+            else:  # no colour of its own: the palette's text, so it reads in dark mode too
+                item.setData(Qt.ItemDataRole.ForegroundRole, None)
             item.setToolTip("done" if finished else "not done yet")

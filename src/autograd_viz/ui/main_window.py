@@ -240,6 +240,7 @@ class MainWindow(QMainWindow):
         self.theme.dark_changed.connect(self.editor.set_dark)
         self.theme.dark_changed.connect(self.canvas.set_dark)
         self.theme.dark_changed.connect(self.lab.canvas.set_dark)
+        self.theme.dark_changed.connect(self.inspector.set_dark)
 
     # ---- documents -------------------------------------------------------------
     def set_document(self, text: str, path: Path | None) -> None:
@@ -385,6 +386,8 @@ class MainWindow(QMainWindow):
         """The descent view (built the first time: it computes with torch in a thread)."""
         if self.descent is None:
             self.descent = DescentPane(self.session)
+            self.descent.set_dark(self.theme.dark)
+            self.theme.dark_changed.connect(self.descent.set_dark)
             self.lab.watch_descent(self.descent)
             index = [self.tabs.tabText(i) for i in range(self.tabs.count())].index("Descent")
             self.tabs.blockSignals(True)
