@@ -361,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "--kernel":  # a bundled app starts its kernel as itself
         return kernel_main(argv[1:])
+    if argv and argv[0] == "--exercise-child":  # the exercise checker's child process
+        from autograd_viz.core.exercise_child import main as exercise_child_main
+
+        return exercise_child_main()
     if argv and argv[0] == "trace":
         return trace_main(argv[1:])
     if argv and argv[0] == "descent":

@@ -31,6 +31,7 @@ from autograd_viz.cli import (
     EXIT_USAGE,
     EXIT_USER_ERROR,
 )
+from autograd_viz.core.self_command import self_command
 
 STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
 POLL_S = 0.05
@@ -82,7 +83,7 @@ def run_in_child(argv: list[str], file: Path, timeout: float | None) -> int:
     os.close(handle)
     env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    command = [sys.executable, "-m", "autograd_viz", "trace", *argv, "--child-status", status_path]
+    command = self_command("trace", *argv, "--child-status", status_path)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop it

@@ -20,7 +20,6 @@ import queue
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from autograd_viz.core.exercises import CaseResult, CheckResult, get_exercise
 from autograd_viz.core.gradcheck import GradientCheck
+from autograd_viz.core.self_command import self_command
 
 PROTOCOL = 1
 STARTUP_LIMIT = 90.0  # importing torch and computing the expected values (not the learner's time)
@@ -53,7 +53,7 @@ class _Child:
         env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONFAULTHANDLER="1")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograd_viz.core.exercise_child"],
+            self_command("--exercise-child"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -1,0 +1,28 @@
+"""Child processes of the app (the trace child, the exercise checker) start the app itself,
+which works from an install and from a frozen bundle alike."""
+
+from __future__ import annotations
+
+import sys
+
+from autograd_viz.core import self_command as sc
+
+
+def test_from_an_install_it_is_python_dash_m(monkeypatch) -> None:
+    monkeypatch.delattr(sys, "frozen", raising=False)
+    assert sc.self_command("trace", "x.py") == [
+        sys.executable,
+        "-m",
+        "autograd_viz",
+        "trace",
+        "x.py",
+    ]
+
+
+def test_from_a_bundle_it_is_the_bundle_itself(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", "/opt/autograd-viz/autograd-viz")
+    assert sc.self_command("--exercise-child") == [
+        "/opt/autograd-viz/autograd-viz",
+        "--exercise-child",
+    ]
