@@ -3,7 +3,7 @@
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
                  [--export-animation OUT.gif] [--size WxH] [--timeout S]
-                 [--existing CONNECTION.json]
+                 [--existing CONNECTION.json] [--device auto|cpu|cuda:N]
     autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
     autograd-viz FILE.py --view landscape [--lr LR] [--screenshot OUT.png]
     autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
@@ -141,6 +141,12 @@ def _gui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
+    )
+    parser.add_argument(
+        "--device",
+        default="auto",
+        metavar="DEVICE",
+        help="where the editor's code runs: auto (default: the first GPU if any), cpu, cuda:N",
     )
     parser.add_argument(
         "--existing",
@@ -408,4 +414,5 @@ def main(argv: list[str] | None = None) -> int:
         view=args.view,
         learning_rate=args.lr,
         existing=args.existing,
+        device=args.device,
     )

@@ -64,11 +64,15 @@ def setup_request(threads: int | None = None) -> str:
     )
 
 
-def run_request(code: str, filename: str = "<editor>", space: str = "") -> str:
-    """Code that runs the user's `code` under capture in the kernel (in `space`, if named)."""
+def run_request(
+    code: str, filename: str = "<editor>", space: str = "", device: str | None = None
+) -> str:
+    """Code that runs the user's `code` under capture in the kernel (in `space`, if named),
+    with `device` (auto, cpu, cuda:N) as torch's default device when given."""
     return (
         "import autograd_viz.core.protocol as __avz\n"
-        f"__avz.kernel_run({code!r}, {filename!r}, __avz.namespace_for({space!r}, globals()))\n"
+        f"__avz.kernel_run({code!r}, {filename!r}, __avz.namespace_for({space!r}, globals()), "
+        f"{device!r})\n"
         "del __avz\n"
     )
 
@@ -114,6 +118,8 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
         "torch": torch.__version__,
         "device": preferred_device(),
         "cuda": torch.cuda.is_available(),
+        # What the device picker offers: the CPU and each GPU torch sees.
+        "devices": ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())],
         "threads": set_torch_threads(threads),
         "memory_limit_mb": limits["memory_limit_mb"],
     }
@@ -123,14 +129,20 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
     return info
 
 
-def kernel_run(code: str, filename: str, namespace: dict[str, Any]) -> None:
+def kernel_run(
+    code: str, filename: str, namespace: dict[str, Any], device: str | None = None
+) -> None:
     """Runs inside the kernel: execute user code under capture and publish the trace."""
     from autograd_viz.core.limits import is_out_of_memory, memory_limit_words
     from autograd_viz.core.output_budget import budgeted_output
     from autograd_viz.core.runner import run_source
 
     with budgeted_output():  # a flood of prints is cut here, before it crosses to the app
-        trace = run_source(code, filename, namespace)
+        try:
+            trace = run_source(code, filename, namespace, device=device)
+        except (RuntimeError, ValueError) as exc:  # a device this kernel does not have
+            sys.stderr.write(f"Device {device!r}: {exc}. Running on the default device.\n")
+            trace = run_source(code, filename, namespace)
     if is_out_of_memory(trace.error):
         sys.stderr.write(
             f"The code ran out of memory; {memory_limit_words('the kernel')}. "

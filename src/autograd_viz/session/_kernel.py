@@ -39,7 +39,7 @@ class KernelSession(QObject):
     start_failed = Signal(str)
 
     _start = Signal()
-    _run = Signal(str, str, str)
+    _run = Signal(str, str, str, str)
     _call = Signal(str, str, str, str)
     _restart = Signal()
     _attach = Signal(str)
@@ -49,6 +49,7 @@ class KernelSession(QObject):
         super().__init__(parent)
         self.state = KernelState.DEAD
         self.info: dict = {}
+        self.device_choice = "auto"  # see set_device
         self._busy_count = 0  # how many times the kernel became busy: tells runs apart
         self._interrupted_run = -1
         self._escalation = QTimer(self)
@@ -100,12 +101,18 @@ class KernelSession(QObject):
         self._set_state(KernelState.STARTING.value)
         self._start.emit()
 
+    def set_device(self, device: str) -> None:
+        """The device editor runs use from now on: "auto", "cpu" or "cuda:N"."""
+        self.device_choice = device
+
     def run(self, code: str, filename: str = "<editor>", space: str = "") -> None:
         """Run code in the kernel under capture; trace_ready and run_finished follow.
 
         `space` names a namespace of its own (e.g. "lab"); "" is the editor's globals.
         """
-        self._run.emit(code, filename, space)
+        # The editor's runs go to the chosen device; the lab and other panes keep the default.
+        device = self.device_choice if not space and self.device_choice != "auto" else ""
+        self._run.emit(code, filename, space, device)
 
     def call(
         self, function: str, tag: str, arguments: dict[str, Any] | None = None, space: str = ""

@@ -140,6 +140,7 @@ def launch(
     view: str = "graph",
     learning_rate: float | None = None,
     existing: Path | None = None,
+    device: str = "auto",
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -163,6 +164,7 @@ def launch(
     elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
+    window.device_picker.set_device(device)
     if existing is not None:
         window.kernel_connection.attach(str(existing))
     else:

@@ -30,6 +30,7 @@ from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui.console import ConsolePane
 from autograd_viz.ui.descent_pane import DescentPane
+from autograd_viz.ui.device_picker import DevicePicker
 from autograd_viz.ui.document import Document
 from autograd_viz.ui.editor_pane import EditorPane
 from autograd_viz.ui.exercises_pane import ExercisesPane
@@ -70,6 +71,7 @@ class MainWindow(QMainWindow):
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
         self.kernel_connection = KernelConnection(self, self.session, self.kernel_status)
+        self.device_picker = DevicePicker(self.session)
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
         self.descent: DescentPane | None = None
@@ -169,6 +171,8 @@ class MainWindow(QMainWindow):
         self.search.returnPressed.connect(self.find_node)
         toolbar.addSeparator()
         toolbar.addWidget(self.search)
+        toolbar.addSeparator()
+        toolbar.addWidget(self.device_picker)
         self.addToolBar(toolbar)
 
         file_menu = self.menuBar().addMenu("&File")
