@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
@@ -15,6 +17,21 @@ from autograd_viz.ui.export import export_png, export_svg
 from autograd_viz.ui.main_window import MainWindow
 
 SETTLE_MS = 300  # let the last paint land before grabbing the window
+
+
+def _preload_torch() -> None:
+    """Import torch and the descent core on a background thread once the window is up.
+
+    The Descent tab computes with torch in this process; imported on the first click, the
+    import froze the window for about a second. A click before the preload ends waits on
+    Python's import lock instead, no longer than before.
+    """
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # the tab reports a broken torch itself
+            import autograd_viz.core.descent  # noqa: F401
+
+    threading.Thread(target=load, name="autograd-viz preload", daemon=True).start()
 
 
 def _application() -> QApplication:
@@ -164,6 +181,7 @@ def launch(
     elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
+    _preload_torch()
     window.device_picker.set_device(device)
     if existing is not None:
         window.kernel_connection.attach(str(existing))
