@@ -68,3 +68,29 @@ def test_hundred_thousand_deep_chain_is_capped_without_crashing() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+def test_a_traceback_shows_the_frames_plain_torch_shows() -> None:
+    """The tracer adds frames of its own (the mode, `return handle_torch_function(...)`):
+    the user sees exactly the frames a run without it would show."""
+    import contextlib
+    import io
+    import traceback
+
+    code = (
+        "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x * x\n"
+        "y.backward()\ny.backward()\n"
+    )
+    try:
+        exec(compile(code, "<plain>", "exec"), {})
+    except RuntimeError as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+    plain = [(f.filename, f.lineno) for f in frames if f.filename != __file__]
+    with contextlib.redirect_stderr(io.StringIO()):
+        trace = run_source(code, "<plain>")
+    shown = [
+        (line.split('"')[1], int(line.split("line ")[1].split(",")[0]))
+        for line in trace.error["traceback"].splitlines()
+        if line.startswith("  File ")
+    ]
+    assert shown == plain

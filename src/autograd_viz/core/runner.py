@@ -49,6 +49,14 @@ def set_torch_threads(threads: int | None = None) -> int:
     return threads
 
 
+def _ours(frame: traceback.FrameSummary) -> bool:
+    """A frame the tracer added: our modules, torch's dispatch to our mode, and the
+    `return handle_torch_function(...)` line a torch method runs only because a mode is on."""
+    if frame.filename.startswith(_HIDDEN_FRAMES):
+        return True
+    return (frame.line or "").startswith("return handle_torch_function(")
+
+
 def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
     """An error event with the user's line and a traceback that leaves out our own frames."""
     line = None
@@ -59,9 +67,7 @@ def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
             if frame.f_code.co_filename == filename:
                 line = lineno
     report = traceback.TracebackException(type(exc), exc, tb)
-    report.stack = traceback.StackSummary.from_list(
-        [f for f in report.stack if not f.filename.startswith(_HIDDEN_FRAMES)]
-    )
+    report.stack = traceback.StackSummary.from_list([f for f in report.stack if not _ours(f)])
     text = "".join(report.format())
     message = str(exc)
     if isinstance(exc, SystemExit):  # str() is "" or the bare code: say what happened
