@@ -256,9 +256,8 @@ class TensorValues:
             shape = list(d.shape)
             if d.is_sparse or d.layout is not torch.strided or d.device.type == "meta":
                 return TensorValue(shape=shape, data=None)
-            n = d.numel()
-            if n <= EVENT_DATA_LIMIT and d.device.type == "cpu" and not d.is_complex():
-                return _small_value(shape, d.tolist(), n)
+            if d.numel() == 0:
+                return TensorValue(shape=shape, data=_data(d.cpu()))
             value = _DeferredTensorValue(shape=shape, data=None)
             self._pending.append((value, d))
             return value
@@ -303,28 +302,3 @@ class TensorValues:
             value.first = firsts[i]
             if keep:
                 value.__dict__["_source"] = host[i].view(value.shape)
-
-
-def _flat(data: Any) -> list[Any]:
-    if not isinstance(data, list):
-        return [data]
-    out: list[Any] = []
-    for item in data:
-        out.extend(_flat(item) if isinstance(item, list) else (item,))
-    return out
-
-
-def _small_value(shape: list[int], data: Any, n: int) -> TensorValue:
-    """A small tensor's value from its nested list alone: cheaper than four torch calls."""
-    value = TensorValue(shape=shape, data=data)
-    if n == 0:
-        return value
-    flat = [float(v) for v in _flat(data)]
-    value.first = _flat(data)[:FIRST_VALUES]
-    if any(math.isnan(v) for v in flat):  # torch's min/max/mean/norm all propagate NaN
-        value.min = value.max = value.mean = value.norm = math.nan
-        return value
-    value.min, value.max = min(flat), max(flat)
-    value.mean = math.fsum(flat) / n
-    value.norm = math.sqrt(math.fsum(v * v for v in flat))
-    return value
