@@ -128,3 +128,19 @@ def test_layout_keeps_its_order_when_edited_code_is_run_again() -> None:
     assert all(by_key[kept.keys[k]] == (n.x, n.y) for k, n in kept.nodes.items())
     assert any(by_key[fresh.keys[k]] != (n.x, n.y) for k, n in fresh.nodes.items())
     assert len(set(stable_keys(build_graph(first)).values())) == len(before.nodes)
+
+
+def test_an_unnamed_backward_root_still_draws_its_graph() -> None:
+    """`(w * w).sum().backward()` names only w, yet backward ran through a real graph: it is
+    drawn. A loop draws its last iteration's graph, not every one."""
+    once = run_source(
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n(w * w).sum().backward()\n"
+    )
+    names = sorted(n.title for n in drawn_graph(once).nodes.values())
+    assert names == ["AccumulateGrad", "MulBackward0", "SumBackward0", "w"]
+    looped = run_source(
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "for _ in range(3):\n    (w * 2).sum().backward()\n"
+    )
+    titles = [n.title for n in drawn_graph(looped).nodes.values()]
+    assert titles.count("SumBackward0") == 1 and titles.count("MulBackward0") == 1

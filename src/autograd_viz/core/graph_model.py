@@ -115,7 +115,8 @@ def _op_node(n: NodeInfo) -> DrawnNode:
 
 
 def reachable_nodes(trace: Trace) -> set[str]:
-    """Nodes of the graph behind the user's named tensors, as it stands at the end of the run."""
+    """Nodes of the graph behind the user's named tensors (and behind each line's last
+    backward() call), as it stands at the end of the run."""
     nexts = {n.id: n.next for n in trace.nodes}
     stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
     # The graph a named tensor was cut from (h = y.detach()) stays in the picture, so the
@@ -128,6 +129,16 @@ def reachable_nodes(trace: Trace) -> set[str]:
         and e.get("result") in named
         and e.get("grad_fn") in nexts
     ]
+    # The graph a backward() ran through, also when its root was never named
+    # (`(w * x).sum().backward()`): the last such graph of each source line, so a loop
+    # draws its final iteration, not all of them.
+    last_roots: dict[object, list[str]] = {}
+    for e in trace.events:
+        if e.get("kind") == "backward":
+            roots = [nid for nid in e.get("root_nodes", ()) if nid in nexts]
+            if roots:
+                last_roots[e.get("line")] = roots
+    stack += [nid for roots in last_roots.values() for nid in roots]
     seen: set[str] = set()
     while stack:
         nid = stack.pop()
