@@ -223,3 +223,26 @@ def test_a_closure_inside_step_is_recorded_as_the_users_code() -> None:
     exec(LBFGS, plain)
     assert updates[0]["after"]["data"] == pytest.approx(plain["w"].tolist())
     assert w.value.data == pytest.approx(plain["w"].tolist())
+
+
+def test_a_custom_optimizer_writing_p_data_is_recorded() -> None:
+    """Old-style optimizers update `p.data` in place, which moves no version counter of p."""
+    trace = run_source(
+        "import torch\n"
+        "class Plain(torch.optim.Optimizer):\n"
+        "    def __init__(self, params, lr):\n"
+        "        super().__init__(params, {'lr': lr})\n"
+        "    def step(self, closure=None):\n"
+        "        for group in self.param_groups:\n"
+        "            for p in group['params']:\n"
+        "                if p.grad is not None:\n"
+        "                    p.data.add_(p.grad, alpha=-group['lr'])\n"
+        "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "opt = Plain([w], lr=0.5)\n"
+        "(w * w).sum().backward()\n"
+        "opt.step()\n"
+    )
+    updates = kinds(trace, "param_update")
+    assert [u["how"] for u in updates] == ["Plain.step()"]
+    assert updates[0]["before"]["data"] == [1.0, 2.0]
+    assert updates[0]["after"]["data"] == [0.0, 0.0]  # w − 0.5 · 2w

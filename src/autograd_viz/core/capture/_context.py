@@ -75,12 +75,13 @@ class ModuleAndOptimizerHooks:
         # torch passes the step's own arguments: (optimizer, closure?) and kwargs.
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
         # Hooks run in user context, where every tensor attribute read would go through
-        # the tracer's mode: read the values with torch functions off. With a closure
-        # (LBFGS), grads only appear inside step(), so every parameter is noted; only those
-        # whose version counter moves get an event.
+        # the tracer's mode: read the values with torch functions off. A parameter with a
+        # grad gets an event (a custom step writing `p.data` moves no version counter);
+        # with a closure (LBFGS) grads only appear inside step(), so every parameter is
+        # noted and those whose version counter moves get one too.
         with torch._C.DisableTorchFunction():
             self._step_before = [
-                (p, p._version, tracer.value(p))
+                (p, p.grad is not None, p._version, tracer.value(p))
                 for group in optimizer.param_groups
                 for p in group["params"]
                 if p.grad is not None or closure is not None
@@ -106,9 +107,9 @@ class ModuleAndOptimizerHooks:
         try:
             with torch._C.DisableTorchFunction():
                 line = tracer.user_line()
-                for p, version, before in self._step_before:
-                    if p._version == version:
-                        continue  # the optimizer left it alone (no grad, or a frozen group)
+                for p, had_grad, version, before in self._step_before:
+                    if not had_grad and p._version == version:
+                        continue  # no grad and untouched: the closure gave it none
                     tracer.emit(
                         {
                             "kind": "param_update",
