@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -44,6 +45,10 @@ class GraphCanvas(pg.PlotWidget):
         self._generation = 0  # bumps with each layout asked for; stale answers are dropped
         self._states: list[str] = []  # each marker's playback state, as last drawn
         self._jobs: set[LayoutJob] = set()
+        # Called on the layout thread with (trace, graph) for big traces; its result waits
+        # in `prepared` for whoever shows the trace (the window builds its player there).
+        self.prepare: Callable[[Trace, DrawnGraph], Any] | None = None
+        self.prepared: Any = None
         self.frame: Frame | None = None
         self.collapsed: set[str] = set()
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
@@ -122,12 +127,13 @@ class GraphCanvas(pg.PlotWidget):
         """
         self.collapsed = set()
         self._generation += 1
+        self.prepared = None
         if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
             self._draw(trace)
             self.trace_drawn.emit(trace)
             return
         previous = self.graph.heights() if self.graph.nodes else None
-        job = LayoutJob(self._generation, trace, self.collapsed, previous)
+        job = LayoutJob(self._generation, trace, self.collapsed, previous, self.prepare)
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
@@ -141,11 +147,14 @@ class GraphCanvas(pg.PlotWidget):
         """Whether a background layout is still running."""
         return bool(self._jobs)
 
-    @Slot(int, object, object, object)
-    def _layout_done(self, generation: int, trace: Trace, graph: DrawnGraph, events) -> None:
+    @Slot(int, object, object, object, object)
+    def _layout_done(
+        self, generation: int, trace: Trace, graph: DrawnGraph, events, prepared
+    ) -> None:
         self._jobs = {j for j in self._jobs if j.generation > generation}
         if generation != self._generation:
             return  # a newer trace arrived meanwhile
+        self.prepared = prepared
         self._draw(trace, (graph, events))
         self.trace_drawn.emit(trace)
 
