@@ -7,10 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog,
-    QLineEdit,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QTabWidget,
     QToolBar,
@@ -41,13 +38,15 @@ from autograd_viz.ui.device_picker import DevicePicker
 from autograd_viz.ui.document import Document
 from autograd_viz.ui.editor_pane import EditorPane
 from autograd_viz.ui.exercises_pane import ExercisesPane
-from autograd_viz.ui.export import AnimationExporter, export_png, export_svg
+from autograd_viz.ui.export import AnimationExporter
+from autograd_viz.ui.export_actions import ExportActions
 from autograd_viz.ui.graph_canvas import GraphCanvas
 from autograd_viz.ui.inspector import Inspector
 from autograd_viz.ui.kernel_connection import KernelConnection
 from autograd_viz.ui.kernel_status import KernelStatus
 from autograd_viz.ui.lab_pane import LabPane
 from autograd_viz.ui.lessons_pane import LessonsPane, ask_reset_progress
+from autograd_viz.ui.node_search import NodeSearch
 from autograd_viz.ui.player_bar import PlayerBar
 from autograd_viz.ui.quiz_pane import QuizPane
 from autograd_viz.ui.theme import Theme
@@ -92,6 +91,9 @@ class MainWindow(QMainWindow):
         self.player: Player | None = None
         self._pending_run = False
         self._build_layout()
+        self.exports = ExportActions(
+            self, self.canvas, self.graph_area, lambda: self.player, self._show_frame
+        )
         self._build_actions()
         self._connect()
         self.theme.apply()
@@ -170,12 +172,9 @@ class MainWindow(QMainWindow):
         toolbar.setMovable(False)
         for action in (self.run_action, self.stop_action, self.restart_action, self.fit_action):
             toolbar.addAction(action)
-        self.search = QLineEdit()
-        self.search.setObjectName("nodeSearch")
-        self.search.setPlaceholderText("Find a node: w, loss, Mul…")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMaximumWidth(240)
-        self.search.returnPressed.connect(self.find_node)
+        self.search = NodeSearch(self.canvas)
+        self.search.inspect.connect(self._select_node)
+        self.search.message.connect(self.statusBar().showMessage)
         toolbar.addSeparator()
         toolbar.addWidget(self.search)
         toolbar.addSeparator()
@@ -187,9 +186,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions(self.kernel_connection.actions())
         file_menu.addSeparator()
-        file_menu.addAction(self._action("Export graph as PNG…", lambda: self._export_graph("png")))
-        file_menu.addAction(self._action("Export graph as SVG…", lambda: self._export_graph("svg")))
-        file_menu.addAction(self._action("Export animation (GIF)…", self._export_animation_dialog))
+        file_menu.addActions(self.exports.actions())
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
         self.editor_pane.fill_edit_menu(self.menuBar().addMenu("&Edit"))
@@ -208,7 +205,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(
             self._action(
                 "Find node…",
-                self._focus_search,
+                self.search.focus_all,
                 "Ctrl+Shift+F",
                 "Find a node by name (Ctrl+Shift+F)",
             )
@@ -423,22 +420,6 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(f"There is no {name} tab in this version.", 4000)
 
-    def _focus_search(self) -> None:
-        self.search.setFocus()
-        self.search.selectAll()
-
-    def find_node(self) -> None:
-        """Ring the nodes whose name matches the search box; centre and inspect the first."""
-        hits = self.canvas.find(self.search.text())
-        if not hits:
-            self.statusBar().showMessage(f"No node matches {self.search.text()!r}.", 4000)
-            self.canvas.select([])
-            return
-        self._select_node(hits[0])
-        self.canvas.select(hits)
-        self.canvas.center_on(hits[0])
-        self.statusBar().showMessage(f"{len(hits)} node{'s' if len(hits) != 1 else ''} match.")
-
     def _select_line(self) -> None:
         """The editor's cursor moved to a line: ring the nodes that line created."""
         if self.source_map is None or getattr(self, "_moving_cursor", False):
@@ -446,45 +427,9 @@ class MainWindow(QMainWindow):
         line = self.editor.textCursor().blockNumber() + 1
         self.canvas.select(self.source_map.ids_on(line))
 
-    # ---- exports ---------------------------------------------------------------
-    def _export_graph(self, kind: str) -> None:
-        name, _ = QFileDialog.getSaveFileName(
-            self, f"Export graph as {kind.upper()}", f"graph.{kind}", f"{kind.upper()} (*.{kind})"
-        )
-        if not name:
-            return
-        save = export_svg if kind == "svg" else export_png
-        if save(self.canvas, name):
-            self.statusBar().showMessage(f"Saved {name}", 4000)
-        else:
-            QMessageBox.warning(self, "Export failed", f"Could not write {name}.")
-
-    def _export_animation_dialog(self) -> None:
-        if self.player is None:
-            self.statusBar().showMessage("Run some code first: there is nothing to animate.")
-            return
-        name, _ = QFileDialog.getSaveFileName(
-            self, "Export animation", "autograd.gif", "Animated GIF (*.gif)"
-        )
-        if name:
-            exporter = self.export_animation(Path(name))
-            if exporter is not None:
-                exporter.finished.connect(
-                    lambda ok, msg: self.statusBar().showMessage(
-                        f"Saved {msg}" if ok else f"Export failed: {msg}", 6000
-                    )
-                )
-
     def export_animation(self, path: Path) -> AnimationExporter | None:
         """Replay the forward and backward passes into an animated GIF (in the background)."""
-        if self.player is None:
-            return None
-        exporter = AnimationExporter(self.player, self.graph_area, path, self._show_frame)
-        exporter.progress.connect(
-            lambda done, total: self.statusBar().showMessage(f"Rendering frame {done}/{total}…")
-        )
-        exporter.start()
-        return exporter
+        return self.exports.export_animation(path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.document.close():  # the learner cancelled: unsaved changes stay
