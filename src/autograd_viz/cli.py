@@ -226,22 +226,38 @@ def _descent_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--device", default="cpu", metavar="DEVICE", help="auto, cpu, cuda or cuda:N (default cpu)"
     )
+    _json_option(parser)
+    return parser
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         dest="json_out",
         metavar="OUT.json",
         help="write the result here (default: standard output)",
     )
-    return parser
+
+
+def _write_result(result: dict, json_out: str | None, indent: int | None = None) -> None:
+    """The result as JSON to `json_out` (its caption said on stderr) or to stdout."""
+    import json
+
+    from autograd_viz.core.values import json_safe
+
+    text = json.dumps(json_safe(result), indent=indent)
+    if json_out:
+        Path(json_out).write_text(text + "\n", encoding="utf-8")
+        print(f"autograd-viz: {result['caption']['text']} -> {json_out}", file=sys.stderr)
+    else:
+        print(text)
 
 
 def descent_main(argv: list[str]) -> int:
     """`autograd-viz descent`: one descent path, headless."""
-    import json
 
     from autograd_viz.core.descent import FUNCTIONS, run_descent, user_function
     from autograd_viz.core.runner import resolve_device
-    from autograd_viz.core.values import json_safe
 
     args = _descent_parser().parse_args(argv)
     try:
@@ -270,12 +286,7 @@ def descent_main(argv: list[str]) -> int:
     except (ValueError, RuntimeError, SyntaxError) as exc:
         print(f"autograd-viz descent: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    text = json.dumps(json_safe(result), indent=1)
-    if args.json_out:
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
-        print(f"autograd-viz: {result['caption']['text']} -> {args.json_out}", file=sys.stderr)
-    else:
-        print(text)
+    _write_result(result, args.json_out, indent=1)
     return EXIT_OK
 
 
@@ -296,23 +307,16 @@ def _landscape_parser() -> argparse.ArgumentParser:
         "--span", type=float, default=1.0, help="the grid covers α, β in [−S, S] (default 1)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the directions (0)")
-    parser.add_argument(
-        "--json",
-        dest="json_out",
-        metavar="OUT.json",
-        help="write the result here (default: standard output)",
-    )
+    _json_option(parser)
     return parser
 
 
 def landscape_main(argv: list[str]) -> int:
     """`autograd-viz landscape`: a model's loss landscape and projected SGD path, headless."""
-    import json
     import traceback
 
     from autograd_viz.core.landscape import landscape_in_namespace
     from autograd_viz.core.runner import set_torch_threads
-    from autograd_viz.core.values import json_safe
 
     args = _landscape_parser().parse_args(argv)
     try:
@@ -342,12 +346,7 @@ def landscape_main(argv: list[str]) -> int:
     except Exception as exc:  # the user's file: say what it raised, as Python would
         traceback.print_exception(exc)
         return EXIT_USER_ERROR
-    text = json.dumps(json_safe(result))
-    if args.json_out:
-        Path(args.json_out).write_text(text + "\n", encoding="utf-8")
-        print(f"autograd-viz: {result['caption']['text']} -> {args.json_out}", file=sys.stderr)
-    else:
-        print(text)
+    _write_result(result, args.json_out)
     return EXIT_OK
 
 
