@@ -52,11 +52,6 @@ def namespace_for(space: str, kernel_globals: dict[str, Any]) -> dict[str, Any]:
     return _SPACES.setdefault(space, {"__name__": "__main__", "__builtins__": builtins})
 
 
-def forget_space(space: str) -> None:
-    """Drop a named namespace and every tensor in it (the lab's Reset)."""
-    _SPACES.pop(space, None)
-
-
 def setup_request(threads: int | None = None) -> str:
     """Code that prepares a fresh kernel (torch imported, threads pinned) and reports it."""
     return (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -132,14 +133,6 @@ def json_safe(x: Any) -> Any:
     return x
 
 
-def grad_value(t: torch.Tensor) -> TensorValue | None:
-    """`.grad` as PyTorch holds it, without the warning non-leaf access raises."""
-    if not (t.is_leaf or t.retains_grad):
-        return None  # PyTorch keeps no .grad here
-    g = t.grad
-    return None if g is None else tensor_value(g)
-
-
 SNAPSHOT_BUDGET_BYTES = 256 * 1024 * 1024  # copies held for later summaries, per run
 _BATCH_BYTES = 32 * 1024 * 1024  # float64 rows summarised in one batch
 
@@ -187,21 +180,32 @@ class Snapshots:
 
     def finish(self) -> None:
         """Fill in every pending snapshot, batching copies of one device, dtype and size."""
-        groups: dict[tuple[Any, ...], list[tuple[dict[str, Any], torch.Tensor]]] = {}
-        for value, copy in self._pending:
-            key = (copy.device, copy.dtype, copy.numel())
-            groups.setdefault(key, []).append((value, copy))
-        self._pending = []
-        self._held = 0
-        for (_, _, n), items in groups.items():
-            rows_per_batch = max(1, _BATCH_BYTES // (8 * max(n, 1)))
-            for start in range(0, len(items), rows_per_batch):
-                batch = items[start : start + rows_per_batch]
-                try:
-                    _finish_group(n, batch)
-                except Exception:  # one odd group must not cost the others their values
-                    for value, copy in batch:
-                        value.update(event_value(copy) or {})
+        pending, self._pending, self._held = self._pending, [], 0
+        _in_batches(
+            pending, _finish_group, lambda value, copy: value.update(event_value(copy) or {})
+        )
+
+
+def _in_batches(
+    pending: list[tuple[Any, torch.Tensor]],
+    finish_batch: Callable[[int, list[tuple[Any, torch.Tensor]]], None],
+    fallback: Callable[[Any, torch.Tensor], None],
+) -> None:
+    """Group (value, tensor) pairs by device, dtype and size and hand each group to
+    `finish_batch` in batches of at most _BATCH_BYTES as float64; a batch that fails is
+    filled one by one with `fallback`, so one odd group cannot cost the others."""
+    groups: dict[tuple[Any, ...], list[tuple[Any, torch.Tensor]]] = {}
+    for value, t in pending:
+        groups.setdefault((t.device, t.dtype, t.numel()), []).append((value, t))
+    for (_, _, n), items in groups.items():
+        rows_per_batch = max(1, _BATCH_BYTES // (8 * max(n, 1)))
+        for start in range(0, len(items), rows_per_batch):
+            batch = items[start : start + rows_per_batch]
+            try:
+                finish_batch(n, batch)
+            except Exception:
+                for value, t in batch:
+                    fallback(value, t)
 
 
 def _finish_group(n: int, items: list[tuple[dict[str, Any], torch.Tensor]]) -> None:
@@ -265,7 +269,8 @@ class TensorValues:
             return None
 
     def grad(self, t: torch.Tensor) -> TensorValue | None:
-        """`.grad` as PyTorch holds it (None where it keeps none), like `grad_value`."""
+        """`.grad` as PyTorch holds it: None where it keeps none (a non-leaf without
+        retain_grad, read without the warning a direct read raises)."""
         if not (t.is_leaf or t.retains_grad):
             return None
         g = t.grad
@@ -273,22 +278,14 @@ class TensorValues:
 
     def finish(self) -> None:
         """Fill in every value taken so far."""
-        groups: dict[tuple[Any, ...], list[tuple[TensorValue, torch.Tensor]]] = {}
-        for value, d in self._pending:
-            groups.setdefault((d.device, d.dtype, d.numel()), []).append((value, d))
-        self._pending = []
-        for (_, _, n), items in groups.items():
-            rows_per_batch = max(1, _BATCH_BYTES // (8 * n))
-            for start in range(0, len(items), rows_per_batch):
-                batch = items[start : start + rows_per_batch]
-                try:
-                    self._finish_batch(n, batch)
-                except Exception:  # one odd group must not cost the others their values
-                    for value, d in batch:
-                        whole = tensor_value(d, self.full_limit)
-                        if whole is not None:
-                            for name in ("data", "min", "max", "mean", "norm", "first"):
-                                setattr(value, name, getattr(whole, name))
+        pending, self._pending = self._pending, []
+        _in_batches(pending, self._finish_batch, self._fill_one)
+
+    def _fill_one(self, value: TensorValue, d: torch.Tensor) -> None:
+        whole = tensor_value(d, self.full_limit)
+        if whole is not None:
+            for name in ("data", "min", "max", "mean", "norm", "first"):
+                setattr(value, name, getattr(whole, name))
 
     def _finish_batch(self, n: int, batch: list[tuple[TensorValue, torch.Tensor]]) -> None:
         rows = torch.stack([d.reshape(-1) for _, d in batch])  # the copy the values come from
