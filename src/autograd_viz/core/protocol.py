@@ -130,14 +130,15 @@ def kernel_run(
     """Runs inside the kernel: execute user code under capture and publish the trace."""
     from autograd_viz.core.limits import is_out_of_memory, memory_limit_words
     from autograd_viz.core.output_budget import budgeted_output
-    from autograd_viz.core.runner import run_source
+    from autograd_viz.core.runner import resolve_device, run_source
 
+    try:
+        device = resolve_device(device)
+    except (RuntimeError, ValueError) as exc:  # a device this kernel does not have
+        sys.stderr.write(f"Device {device!r}: {exc}. Running on the default device.\n")
+        device = None
     with budgeted_output():  # a flood of prints is cut here, before it crosses to the app
-        try:
-            trace = run_source(code, filename, namespace, device=device)
-        except (RuntimeError, ValueError) as exc:  # a device this kernel does not have
-            sys.stderr.write(f"Device {device!r}: {exc}. Running on the default device.\n")
-            trace = run_source(code, filename, namespace)
+        trace = run_source(code, filename, namespace, device=device)
     if is_out_of_memory(trace.error):
         sys.stderr.write(
             f"The code ran out of memory; {memory_limit_words('the kernel')}. "
