@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -134,7 +136,10 @@ def json_safe(x: Any) -> Any:
 
 
 SNAPSHOT_BUDGET_BYTES = 256 * 1024 * 1024  # copies held for later summaries, per run
-_BATCH_BYTES = 32 * 1024 * 1024  # float64 rows summarised in one batch
+# Rows summarised in one batch, counted as float64: small enough that the batch and
+# its temporaries stay in cache and reuse the allocator's memory (at 32 MB every batch
+# was a fresh mapping, and summarising took twice as long).
+_BATCH_BYTES = 1024 * 1024
 
 
 class Snapshots:
@@ -146,12 +151,56 @@ class Snapshots:
     in by `finish()`: one batched min/max/mean/norm per group of same-sized copies instead
     of five small torch calls (and, on a GPU, a device sync) per event. Past
     `budget_bytes` of copies, snapshots are summarised on the spot instead.
+
+    `recall(t)` shares one snapshot between events that show the same tensor unchanged (a
+    parameter after one step and before the next, a gradient leaving one node and entering
+    the next). Unchanged means: the same tensor object, the same version counter, and no
+    write since that the counter may have missed. The tracer reports those: `changed()`
+    for a visible write that bypasses counters (through `.data`, an `out=` argument, any
+    in-place op) or code it does not watch (inside `optimizer.step()`); `escaped()` once
+    a tensor's memory left torch's sight (`numpy()`, `data_ptr()`, DLPack, storages),
+    which turns sharing off for the rest of the run.
     """
 
     def __init__(self, budget_bytes: int = SNAPSHOT_BUDGET_BYTES) -> None:
         self.budget_bytes = budget_bytes
         self._held = 0
         self._pending: list[tuple[dict[str, Any], torch.Tensor]] = []
+        self._known: dict[int, tuple[Any, int, int, dict[str, Any]]] = {}
+        self._epoch = 0
+        self._sharing = True
+
+    def changed(self) -> None:
+        """Something may have written a tensor without its version counter noticing."""
+        self._epoch += 1
+
+    def escaped(self) -> None:
+        """A tensor's memory can now be written from outside torch: share no more."""
+        self._sharing = False
+        self._known.clear()
+
+    def recall(self, t: Any) -> dict[str, Any] | None:
+        """Like `take`, but an unchanged tensor snapshotted before gets the same snapshot."""
+        if not isinstance(t, torch.Tensor):
+            return None
+        key = id(t)
+        known = self._known.get(key)
+        try:
+            version = t._version
+        except Exception:  # an inference tensor keeps no version counter
+            return self.take(t)
+        if (
+            known is not None
+            and known[1] == version
+            and known[2] == self._epoch
+            and known[0]() is t
+        ):
+            return known[3]
+        value = self.take(t)
+        if value is not None and self._sharing:
+            with contextlib.suppress(TypeError):  # a tensor-like without weak references
+                self._known[key] = (weakref.ref(t), version, self._epoch, value)
+        return value
 
     def take(self, t: Any) -> dict[str, Any] | None:
         """A snapshot of `t` for an event (None for a non-tensor); see the class notes."""
@@ -181,6 +230,7 @@ class Snapshots:
     def finish(self) -> None:
         """Fill in every pending snapshot, batching copies of one device, dtype and size."""
         pending, self._pending, self._held = self._pending, [], 0
+        self._known.clear()
         _in_batches(
             pending, _finish_group, lambda value, copy: value.update(event_value(copy) or {})
         )
@@ -191,13 +241,14 @@ def _in_batches(
     finish_batch: Callable[[int, list[tuple[Any, torch.Tensor]]], None],
     fallback: Callable[[Any, torch.Tensor], None],
 ) -> None:
-    """Group (value, tensor) pairs by device, dtype and size and hand each group to
+    """Group (value, tensor) pairs by device, dtype and shape and hand each group to
     `finish_batch` in batches of at most _BATCH_BYTES as float64; a batch that fails is
     filled one by one with `fallback`, so one odd group cannot cost the others."""
     groups: dict[tuple[Any, ...], list[tuple[Any, torch.Tensor]]] = {}
     for value, t in pending:
-        groups.setdefault((t.device, t.dtype, t.numel()), []).append((value, t))
-    for (_, _, n), items in groups.items():
+        groups.setdefault((t.device, t.dtype, t.shape), []).append((value, t))
+    for (_, _, shape), items in groups.items():
+        n = shape.numel()
         rows_per_batch = max(1, _BATCH_BYTES // (8 * max(n, 1)))
         for start in range(0, len(items), rows_per_batch):
             batch = items[start : start + rows_per_batch]
@@ -208,8 +259,13 @@ def _in_batches(
                     fallback(value, t)
 
 
+def _rows(items: list[tuple[Any, torch.Tensor]]) -> torch.Tensor:
+    """One row per tensor (all of one shape), in a single copy."""
+    return torch.stack([t for _, t in items]).reshape(len(items), -1)
+
+
 def _finish_group(n: int, items: list[tuple[dict[str, Any], torch.Tensor]]) -> None:
-    rows = torch.stack([copy.reshape(-1) for _, copy in items])
+    rows = _rows(items)
     if n <= EVENT_DATA_LIMIT:  # small, but on a device: one transfer for the whole group
         host = rows.cpu()
         for (value, _), row in zip(items, host, strict=True):
@@ -217,9 +273,8 @@ def _finish_group(n: int, items: list[tuple[dict[str, Any], torch.Tensor]]) -> N
         return
     if n == 0:
         return
-    stats = _row_stats(rows).tolist()
-    for i, (value, _) in enumerate(items):
-        value["min"], value["max"], value["mean"], value["norm"] = (s[i] for s in stats)
+    for (value, _), (low, high, mean, norm) in zip(items, _row_stats(rows).T.tolist(), strict=True):
+        value["min"], value["max"], value["mean"], value["norm"] = low, high, mean, norm
 
 
 class _DeferredTensorValue(TensorValue):
@@ -288,14 +343,14 @@ class TensorValues:
                 setattr(value, name, getattr(whole, name))
 
     def _finish_batch(self, n: int, batch: list[tuple[TensorValue, torch.Tensor]]) -> None:
-        rows = torch.stack([d.reshape(-1) for _, d in batch])  # the copy the values come from
-        stats = _row_stats(rows).tolist()
+        rows = _rows(batch)  # the copy the values come from
+        stats = _row_stats(rows).T.tolist()
         keep = n <= self.full_limit
         host = (rows if keep else rows[:, :FIRST_VALUES]).cpu()
         firsts = host[:, :FIRST_VALUES]
         firsts = _json_nested(firsts.tolist()) if firsts.is_complex() else firsts.tolist()
         for i, (value, _) in enumerate(batch):
-            value.min, value.max, value.mean, value.norm = (s[i] for s in stats)
+            value.min, value.max, value.mean, value.norm = stats[i]
             value.first = firsts[i]
             if keep:
                 value.__dict__["_source"] = host[i].view(value.shape)

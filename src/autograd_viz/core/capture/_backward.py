@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -37,8 +35,6 @@ class BackwardRecorder:
         self.args, self.kwargs = args, kwargs
         self.line = tracer.user_line()
         self._before: dict[str, Any] = {}
-        # A gradient leaving one node usually enters the next unchanged: snapshot it once.
-        self._seen: dict[int, tuple[Any, Any]] = {}
 
     def _options(self) -> tuple[list[torch.Tensor], bool, bool]:
         """The roots and the retain_graph / create_graph flags, as torch will read them."""
@@ -88,7 +84,6 @@ class BackwardRecorder:
             raise
         finally:
             tracer.backward = outer
-            self._seen.clear()
         self._retained_after(retained)
         return result
 
@@ -119,22 +114,10 @@ class BackwardRecorder:
         finally:
             tracer.quiet -= 1
 
-    def _grad(self, g: Any) -> Any:
-        if not isinstance(g, torch.Tensor):
-            return None
-        key = id(g)
-        entry = self._seen.get(key)
-        if entry is not None and entry[0]() is g:
-            return entry[1]
-        value = self.tracer.value(g)
-        with contextlib.suppress(TypeError):  # a tensor-like without weak references
-            self._seen[key] = (weakref.ref(g), value)
-        return value
-
     def leaf_before(self, nid: str, leaf: torch.Tensor | None) -> None:
         """AccumulateGrad is about to run: remember the leaf's .grad as it is now."""
         if leaf is not None:
-            self._before[nid] = self.tracer.value(leaf.grad)
+            self._before[nid] = self.tracer.recall(leaf.grad)
 
     def node_ran(
         self,
@@ -147,15 +130,17 @@ class BackwardRecorder:
         """The engine ran a node: its gradients in and out (and, for a leaf, the .grad)."""
         tracer = self.tracer
         # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it, one
-        # per next_functions entry.
+        # per next_functions entry. A gradient leaving one node usually enters the next
+        # unchanged: recall shares its snapshot (unless the engine summed into it).
+        recall = tracer.recall
         tracer.emit(
             {
                 "kind": "node",
                 "line": self.line,
                 "node": nid,
                 "name": name,
-                "grads_in": [self._grad(g) for g in grad_outputs],
-                "grads_out": [self._grad(g) for g in grad_inputs],
+                "grads_in": [recall(g) for g in grad_outputs],
+                "grads_out": [recall(g) for g in grad_inputs],
             }
         )
         if leaf is not None:
@@ -169,6 +154,6 @@ class BackwardRecorder:
                     "node": nid,
                     "before": self._before.pop(nid, None),
                     # The first .grad is usually the incoming gradient itself: snapshot once.
-                    "after": self._grad(leaf.grad),
+                    "after": recall(leaf.grad),
                 }
             )

@@ -81,12 +81,13 @@ class ModuleAndOptimizerHooks:
         # noted and those whose version counter moves get one too.
         with torch._C.DisableTorchFunction():
             self._step_before = [
-                (p, p.grad is not None, p._version, tracer.value(p))
+                (p, p.grad is not None, p._version, tracer.recall(p))
                 for group in optimizer.param_groups
                 for p in group["params"]
                 if p.grad is not None or closure is not None
             ]
         tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
+        tracer.snapshots.changed()  # and the tracer does not see what step() writes
         if not callable(closure):
             return None
 
@@ -117,7 +118,7 @@ class ModuleAndOptimizerHooks:
                             "tensor": tracer.tid(p),
                             "how": f"{type(optimizer).__name__}.step()",
                             "before": before,
-                            "after": tracer.value(p),
+                            "after": tracer.recall(p),
                         }
                     )
         finally:

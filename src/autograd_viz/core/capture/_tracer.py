@@ -45,7 +45,28 @@ BACKWARD_CALLS = {
     torch.autograd.backward: "torch.autograd.backward()",
     torch.autograd.grad: "torch.autograd.grad()",
 }
+# Hooks run with the mode on: reading a tensor there (`t.shape`, `t.clone()`) would go
+# through the mode, one Python dispatch per attribute. Our own reads skip it.
+_torch_functions_off = torch._C.DisableTorchFunction
 _SKIP = {"_record_function_enter_new", "_record_function_exit"}
+# In-place operators among the dunders (the other `__x__` names do not write).
+_INPLACE_DUNDERS = {
+    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
+    "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__",
+    "__ilshift__", "__irshift__",
+}  # fmt: skip
+# Calls after which a tensor's memory can be written from outside torch.
+_ESCAPES = {
+    "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
+    "data_ptr",
+}  # fmt: skip
+
+
+def _writes(name: str, kwargs: dict) -> bool:
+    """Whether a torch call writes into an existing tensor (in place, or `out=`)."""
+    if name.endswith("_"):
+        return not name.endswith("__") or name in _INPLACE_DUNDERS
+    return "out" in kwargs
 
 
 def _flatten(values: Any) -> list[Any]:
@@ -98,6 +119,7 @@ class Tracer:
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
         self.snapshots = Snapshots()
         self.value = self.snapshots.take  # an event's snapshot of a tensor
+        self.recall = self.snapshots.recall  # the same, shared while the tensor is unchanged
         self.backward: BackwardRecorder | None = None  # the backward call running now
         self._node_hooks: list[Any] = []
 
@@ -143,16 +165,18 @@ class Tracer:
     def _leaf_prehook(self, nid: str, leaf: Any):
         def pre(grad_outputs: tuple) -> None:
             if self.backward is not None:
-                self.backward.leaf_before(nid, leaf())
+                with _torch_functions_off():
+                    self.backward.leaf_before(nid, leaf())
 
         return pre
 
     def _node_post_hook(self, nid: str, name: str, leaf: Any):
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
             if self.backward is not None:
-                self.backward.node_ran(
-                    nid, name, leaf() if leaf else None, grad_inputs, grad_outputs
-                )
+                with _torch_functions_off():
+                    self.backward.node_ran(
+                        nid, name, leaf() if leaf else None, grad_inputs, grad_outputs
+                    )
 
         return post
 
@@ -199,6 +223,8 @@ class Tracer:
         call = BACKWARD_CALLS.get(func)
         if call is not None:
             return BackwardRecorder(self, func, call, args, kwargs).run()
+        if name in _ESCAPES:
+            self.snapshots.escaped()
         if name in HISTORY_BREAKS:
             result = self._call_warning_at_user_line(func, args, kwargs)
             self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
@@ -210,6 +236,8 @@ class Tracer:
         if name in _SKIP:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
+        if _writes(name, kwargs):
+            self.snapshots.changed()
         self._op(name, args, kwargs, result)
         return result
 
@@ -294,13 +322,14 @@ class Tracer:
         try:
             line = self.user_line()
             resets = [
-                (leaf, grad, self.value(grad))
+                (leaf, grad, self.recall(grad))
                 for grad in targets
                 if (leaf := self.grad_owner(grad)) is not None
             ]
         finally:
             self.quiet -= 1
         result = func(*args, **kwargs)
+        self.snapshots.changed()
         self.quiet += 1
         try:
             for leaf, grad, before in resets:
@@ -311,7 +340,7 @@ class Tracer:
                         "tensor": leaf,
                         "how": ".grad.zero_()",
                         "before": before,
-                        "after": self.value(grad),
+                        "after": self.recall(grad),
                     }
                 )
         finally:
@@ -337,10 +366,12 @@ class Tracer:
         if name == "__set__" and len(args) >= 2:
             self.quiet += 1
             try:
-                before = self.value(owner.grad if attr == "grad" else owner)
+                before = self.recall(owner.grad if attr == "grad" else owner)
             finally:
                 self.quiet -= 1
             result = func(*args, **kwargs)
+            if attr == "data":  # the tensor now shows other memory, same version counter
+                self.snapshots.changed()
             self.quiet += 1
             try:
                 self._record_assignment(attr, owner, args[1], before)
@@ -371,7 +402,7 @@ class Tracer:
                     "line": line,
                     "tensor": self.tid(owner),
                     "before": before,
-                    "after": self.value(value),
+                    "after": self.recall(value),
                 }
             )
         else:
@@ -382,6 +413,6 @@ class Tracer:
                     "tensor": self.tid(owner),
                     "how": ".data =",
                     "before": before,
-                    "after": self.value(owner),
+                    "after": self.recall(owner),
                 }
             )

@@ -1,0 +1,238 @@
+"""The values inside events agree with an eager reference recorder run on plain torch.
+
+The tracer takes its event snapshots cheaply (shared while a tensor is unchanged, copied
+late, summarised in batches). The reference here does the obvious thing instead: it hooks
+every node before each backward call and clones every gradient the moment the engine
+hands it over. Both run the same snippets; every node, accumulate and parameter-update
+event must carry the reference's numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch.optim import optimizer as optim_module
+from torch.overrides import TorchFunctionMode
+
+from autograd_viz.core.runner import run_source
+from tests.core.fidelity_cases import CASES
+
+EXTRA_CASES = {
+    # Two consumers of y: the engine sums their gradients into one buffer (in place when it
+    # can) before y's node runs. The node must show the sum, not the first part.
+    "merged_gradients_small": """
+import torch
+x = torch.randn(5, requires_grad=True)
+y = x * 2
+z = (y * 3 + y * 4).sum()
+z.backward()
+""",
+    "merged_gradients_big": """
+import torch
+x = torch.randn(300, requires_grad=True)
+y = x * 2
+z = (y * 3 + y * 4 + y.exp()).sum()
+z.backward()
+""",
+    "hook_rewrites_gradient": """
+import torch
+x = torch.randn(100, requires_grad=True)
+h = x * 3
+h.register_hook(lambda g: g * 10)
+(h * h).sum().backward()
+""",
+    "sgd_loop_with_resets": """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(12, 16), nn.Tanh(), nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+X, y = torch.randn(32, 12), torch.randn(32, 1)
+for _ in range(4):
+    opt.zero_grad()
+    nn.functional.mse_loss(model(X), y).backward()
+    opt.step()
+""",
+    "accumulate_into_existing_grad": """
+import torch
+w = torch.randn(20, 10, requires_grad=True)
+for k in range(3):
+    (w * (k + 1)).pow(2).sum().backward()
+""",
+    "manual_update_in_place": """
+import torch
+w = torch.randn(100, requires_grad=True)
+for _ in range(3):
+    loss = (w * w).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+        w.grad.zero_()
+""",
+}
+ALL_CASES = {**CASES, **EXTRA_CASES}
+
+
+def _clone(g: Any) -> torch.Tensor | None:
+    return g.detach().clone() if isinstance(g, torch.Tensor) else None
+
+
+class _Reference(TorchFunctionMode):
+    """Plain torch, with every backward pass and optimizer step recorded eagerly."""
+
+    BACKWARDS = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nodes: list[tuple[str, list, list]] = []
+        self.accumulates: list[tuple[Any, Any]] = []
+        self.updates: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func not in self.BACKWARDS:
+            return func(*args, **kwargs)
+        if func is torch.Tensor.backward:
+            roots = [args[0]]
+        else:
+            roots = kwargs.get("outputs", kwargs.get("tensors", args[0] if args else None))
+            roots = [roots] if isinstance(roots, torch.Tensor) else list(roots)
+        handles = [h for node in self._reachable(roots) for h in self._hook(node)]
+        try:
+            return func(*args, **kwargs)
+        finally:
+            for h in handles:
+                h.remove()
+
+    @staticmethod
+    def _reachable(roots: list[torch.Tensor]) -> list[Any]:
+        seen: dict[int, Any] = {}
+        stack = [r.grad_fn for r in roots if isinstance(r, torch.Tensor)]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen[id(node)] = node
+            stack.extend(n for n, _ in node.next_functions)
+        return list(seen.values())
+
+    def _hook(self, node: Any) -> list[Any]:
+        leaf = getattr(node, "variable", None)
+        before: list[Any] = []
+
+        def pre(grad_outputs: tuple) -> None:
+            before.append(_clone(leaf.grad))
+
+        def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            self.nodes.append(
+                (
+                    type(node).__name__,
+                    [_clone(g) for g in grad_outputs],
+                    [_clone(g) for g in grad_inputs],
+                )
+            )
+            if leaf is not None:
+                self.accumulates.append((before.pop() if before else None, _clone(leaf.grad)))
+
+        handles = [node.register_hook(post)]
+        if leaf is not None:
+            handles.append(node.register_prehook(pre))
+        return handles
+
+    def run(self, code: str) -> None:
+        pending: list[tuple[torch.Tensor, bool, int, torch.Tensor]] = []
+
+        def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+            closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
+            pending[:] = [
+                (p, p.grad is not None, p._version, p.detach().clone())
+                for group in optimizer.param_groups
+                for p in group["params"]
+                if p.grad is not None or closure is not None
+            ]
+
+        def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+            for p, had_grad, version, old in pending:
+                if had_grad or p._version != version:
+                    self.updates.append((old, p.detach().clone()))
+
+        hooks = [
+            optim_module.register_optimizer_step_pre_hook(before_step),
+            optim_module.register_optimizer_step_post_hook(after_step),
+        ]
+        try:
+            with self:
+                exec(compile(code, "<reference>", "exec"), {"__name__": "__main__"})
+        except Exception:
+            pass  # the tracer must stop at the same error; the prefixes are compared
+        finally:
+            for h in hooks:
+                h.remove()
+
+
+def _agrees(value: dict[str, Any] | None, expected: torch.Tensor | None) -> bool:
+    if expected is None or value is None:
+        return expected is None and value is None
+    if value["shape"] != list(expected.shape):
+        return False
+    if value.get("data") is not None:
+        got = torch.tensor(value["data"], dtype=torch.float64).reshape(expected.shape)
+        return torch.allclose(got, expected.double(), rtol=1e-6, atol=1e-9, equal_nan=True)
+    if "min" not in value or expected.numel() == 0:
+        return True  # a shape-only snapshot (sparse, meta, huge): nothing more to compare
+    v = expected.double().reshape(-1)
+    want = torch.stack((v.min(), v.max(), v.mean(), v.norm()))
+    got = torch.tensor([value[k] for k in ("min", "max", "mean", "norm")], dtype=torch.float64)
+    return torch.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", sorted(ALL_CASES))
+def test_event_values_agree_with_an_eager_reference(case: str) -> None:
+    code = ALL_CASES[case]
+    torch.manual_seed(0)
+    reference = _Reference()
+    reference.run(code)
+    torch.manual_seed(0)
+    trace = run_source(code)
+
+    nodes = [e for e in trace.events if e["kind"] == "node"]
+    assert [e["name"] for e in nodes] == [name for name, _, _ in reference.nodes]
+    for event, (name, grads_in, grads_out) in zip(nodes, reference.nodes, strict=True):
+        assert len(event["grads_in"]) == len(grads_in), name
+        assert len(event["grads_out"]) == len(grads_out), name
+        for got, want in zip(event["grads_in"] + event["grads_out"], grads_in + grads_out):
+            assert _agrees(got, want), (case, event["node"], name, got, want)
+
+    accumulates = [e for e in trace.events if e["kind"] == "accumulate"]
+    assert len(accumulates) == len(reference.accumulates)
+    for event, (before, after) in zip(accumulates, reference.accumulates, strict=True):
+        assert _agrees(event["before"], before), (case, event)
+        assert _agrees(event["after"], after), (case, event)
+
+    updates = [
+        e for e in trace.events if e["kind"] == "param_update" and e["how"].endswith(".step()")
+    ]
+    assert len(updates) == len(reference.updates)
+    for event, (before, after) in zip(updates, reference.updates, strict=True):
+        assert _agrees(event["before"], before), (case, event["tensor"], "before")
+        assert _agrees(event["after"], after), (case, event["tensor"], "after")
+
+
+def test_a_reset_shows_the_gradient_it_threw_away() -> None:
+    code = EXTRA_CASES["sgd_loop_with_resets"]
+    trace = run_source(code)
+    last_after: dict[str, Any] = {}
+    resets = 0
+    for e in trace.events:
+        if e["kind"] == "accumulate":
+            last_after[e["tensor"]] = e["after"]
+        elif e["kind"] == "grad_reset":
+            resets += 1
+            before, after = e["before"], last_after[e["tensor"]]
+            assert before["shape"] == after["shape"]
+            for key in ("data", "min", "max", "mean", "norm"):
+                assert before.get(key) == after.get(key), (e, key)
+    assert resets == 3 * 4  # three resets (steps 2-4) of four parameters
