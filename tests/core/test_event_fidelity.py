@@ -203,7 +203,8 @@ def test_event_values_agree_with_an_eager_reference(case: str) -> None:
     for event, (name, grads_in, grads_out) in zip(nodes, reference.nodes, strict=True):
         assert len(event["grads_in"]) == len(grads_in), name
         assert len(event["grads_out"]) == len(grads_out), name
-        for got, want in zip(event["grads_in"] + event["grads_out"], grads_in + grads_out):
+        pairs = zip(event["grads_in"] + event["grads_out"], grads_in + grads_out, strict=True)
+        for got, want in pairs:
             assert _agrees(got, want), (case, event["node"], name, got, want)
 
     accumulates = [e for e in trace.events if e["kind"] == "accumulate"]
