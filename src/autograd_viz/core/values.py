@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import weakref
 from collections.abc import Callable
@@ -147,10 +146,11 @@ class Snapshots:
 
     A small CPU tensor's values are read at once (cheaper than copying it). Anything else
     (a tensor bigger than EVENT_DATA_LIMIT, or one on a GPU) is copied as it is now, so
-    later in-place changes cannot alter what the event shows, and its summary is filled
-    in by `finish()`: one batched min/max/mean/norm per group of same-sized copies instead
-    of five small torch calls (and, on a GPU, a device sync) per event. Past
-    `budget_bytes` of copies, snapshots are summarised on the spot instead.
+    later in-place changes cannot alter what the event shows: into the next free row of a
+    slab of its dtype, device and shape. `finish()` then summarises each slab where it
+    lies, one batched min/max/mean/norm instead of five small torch calls (and, on a GPU,
+    a device sync) per event. Past `budget_bytes` of slabs, snapshots are summarised on
+    the spot instead.
 
     `recall(t)` shares one snapshot between events that show the same tensor unchanged (a
     parameter after one step and before the next, a gradient leaving one node and entering
@@ -165,7 +165,8 @@ class Snapshots:
     def __init__(self, budget_bytes: int = SNAPSHOT_BUDGET_BYTES) -> None:
         self.budget_bytes = budget_bytes
         self._held = 0
-        self._pending: list[tuple[dict[str, Any], torch.Tensor]] = []
+        self._slabs: dict[tuple[Any, ...], _Slab] = {}  # the slab each kind of copy goes to
+        self._all: list[_Slab] = []  # every slab, in order
         self._known: dict[int, tuple[Any, int, int, dict[str, Any]]] = {}
         self._epoch = 0
         self._sharing = True
@@ -181,7 +182,7 @@ class Snapshots:
 
     def recall(self, t: Any) -> dict[str, Any] | None:
         """Like `take`, but an unchanged tensor snapshotted before gets the same snapshot."""
-        if not isinstance(t, torch.Tensor):
+        if t is None or not isinstance(t, torch.Tensor):
             return None
         key = id(t)
         known = self._known.get(key)
@@ -198,8 +199,10 @@ class Snapshots:
             return known[3]
         value = self.take(t)
         if value is not None and self._sharing:
-            with contextlib.suppress(TypeError):  # a tensor-like without weak references
+            try:  # noqa: SIM105 (suppress() costs more: this runs for every gradient)
                 self._known[key] = (weakref.ref(t), version, self._epoch, value)
+            except TypeError:  # a tensor-like without weak references
+                pass
         return value
 
     def take(self, t: Any) -> dict[str, Any] | None:
@@ -211,29 +214,73 @@ class Snapshots:
             strided = t.layout is torch.strided
             if n <= EVENT_DATA_LIMIT and strided and t.is_cpu and not t.is_complex():
                 return {"shape": list(t.shape), "data": t.tolist()}
-            nbytes = n * t.element_size()
-            if (
-                n > STATS_LIMIT
-                or not strided
-                or t.is_meta
-                or self._held + nbytes > self.budget_bytes
-            ):
+            if n > STATS_LIMIT or not strided or t.is_meta:
                 return event_value(t)
-            copy = t.detach().clone()
+            key = (t.dtype, t.device, t.shape)
+            slab = self._slabs.get(key)
+            if slab is None or slab.full():
+                nbytes = n * t.element_size()
+                rows = _SLAB_ROWS_FIRST if slab is None else slab.size * 4
+                rows = max(1, min(rows, _BATCH_BYTES // (8 * n)))
+                if self._held + rows * nbytes > self.budget_bytes:
+                    return event_value(t)
+                self._held += rows * nbytes
+                slab = self._slabs[key] = _Slab(t, rows)
+                self._all.append(slab)
+            return slab.copy(t)
         except Exception:
             return event_value(t)
-        self._held += nbytes
+
+    def finish(self) -> None:
+        """Fill in every pending snapshot: one batched summary per slab."""
+        slabs, self._all, self._slabs, self._held = self._all, [], {}, 0
+        self._known.clear()
+        for slab in slabs:
+            slab.finish()
+
+
+_SLAB_ROWS_FIRST = 4  # a shape seen once costs a small slab; a busy one grows to 1 MB
+
+
+class _Slab:
+    """Rows of one dtype, device and shape that event snapshots are copied into.
+
+    Copying into rows allocated together (instead of one clone per snapshot) saves an
+    allocation per event and lets `finish` summarise the rows where they lie.
+    """
+
+    def __init__(self, like: torch.Tensor, size: int) -> None:
+        self.size = size
+        self.data = torch.empty((size, *like.shape), dtype=like.dtype, device=like.device)
+        self._rows = self.data.unbind(0)
+        self.values: list[dict[str, Any]] = []
+
+    def full(self) -> bool:
+        return len(self.values) == self.size
+
+    def copy(self, t: torch.Tensor) -> dict[str, Any]:
+        self._rows[len(self.values)].copy_(t.detach())
         value: dict[str, Any] = {"shape": list(t.shape), "data": None}
-        self._pending.append((value, copy))
+        self.values.append(value)
         return value
 
     def finish(self) -> None:
-        """Fill in every pending snapshot, batching copies of one device, dtype and size."""
-        pending, self._pending, self._held = self._pending, [], 0
-        self._known.clear()
-        _in_batches(
-            pending, _finish_group, lambda value, copy: value.update(event_value(copy) or {})
-        )
+        used = len(self.values)
+        rows = self.data[:used].reshape(used, -1)
+        n = rows.shape[1]
+        try:
+            if n <= EVENT_DATA_LIMIT:  # small, but on a device: one transfer for them all
+                for value, row in zip(self.values, rows.cpu(), strict=True):
+                    value["data"] = _data(row.reshape(value["shape"]))
+            elif n:
+                stats = _row_stats(rows).T.tolist()
+                for value, (low, high, mean, norm) in zip(self.values, stats, strict=True):
+                    value["min"], value["max"], value["mean"], value["norm"] = (
+                        low, high, mean, norm,
+                    )  # fmt: skip
+        except Exception:  # one odd slab must not cost the others: fill its rows one by one
+            for value, row in zip(self.values, self._rows, strict=False):
+                value.update(event_value(row) or {})
 
 
 def _in_batches(
@@ -262,19 +309,6 @@ def _in_batches(
 def _rows(items: list[tuple[Any, torch.Tensor]]) -> torch.Tensor:
     """One row per tensor (all of one shape), in a single copy."""
     return torch.stack([t for _, t in items]).reshape(len(items), -1)
-
-
-def _finish_group(n: int, items: list[tuple[dict[str, Any], torch.Tensor]]) -> None:
-    rows = _rows(items)
-    if n <= EVENT_DATA_LIMIT:  # small, but on a device: one transfer for the whole group
-        host = rows.cpu()
-        for (value, _), row in zip(items, host, strict=True):
-            value["data"] = _data(row.reshape(value["shape"]))
-        return
-    if n == 0:
-        return
-    for (value, _), (low, high, mean, norm) in zip(items, _row_stats(rows).T.tolist(), strict=True):
-        value["min"], value["max"], value["mean"], value["norm"] = low, high, mean, norm
 
 
 class _DeferredTensorValue(TensorValue):

@@ -204,6 +204,9 @@ class Tracer:
     def own_grad(self, grad: torch.Tensor | None, leaf_id: str) -> None:
         """Remember that `grad` is the .grad of a leaf, to spot `.grad.zero_()` later."""
         if isinstance(grad, torch.Tensor):
+            entry = self._grad_owner.get(id(grad))
+            if entry is not None and entry[1] == leaf_id and entry[0]() is grad:
+                return  # known already (read on every `.grad` access)
             with contextlib.suppress(TypeError):
                 self._grad_owner[id(grad)] = (weakref.ref(grad), leaf_id)
 
