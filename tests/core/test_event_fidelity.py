@@ -234,6 +234,8 @@ def test_a_reset_shows_the_gradient_it_threw_away() -> None:
             resets += 1
             before, after = e["before"], last_after[e["tensor"]]
             assert before["shape"] == after["shape"]
-            for key in ("data", "min", "max", "mean", "norm"):
-                assert before.get(key) == after.get(key), (e, key)
+            assert before.get("data") == after.get("data")
+            if after.get("data") is None:  # summaries: float32 sums may round differently
+                for key in ("min", "max", "mean", "norm"):
+                    assert before[key] == pytest.approx(after[key], rel=1e-6), (e, key)
     assert resets == 3 * 4  # three resets (steps 2-4) of four parameters

@@ -92,7 +92,10 @@ class _Mode(TorchFunctionMode):
         self.tracer = tracer
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return self.tracer.dispatch(func, args, kwargs or {})
+        tracer = self.tracer
+        if tracer.quiet:  # checked here: inside optimizer.step() this runs for every read
+            return func(*args, **kwargs) if kwargs else func(*args)
+        return tracer.dispatch(func, args, kwargs or {})
 
 
 class Tracer:
@@ -258,44 +261,61 @@ class Tracer:
         return result
 
     def _op(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        # Runs inside the mode's __torch_function__, where torch has switched the mode off:
+        # the tensor reads below do not come back through it. This is the hottest path of
+        # a trace (once per forward op), so it is written out flat.
         if isinstance(result, torch.Tensor):
-            outputs = [result]
+            outputs: list[torch.Tensor] = [result]
         else:
             outputs = _tensors([result])
             if not outputs:
                 return
         if self.events_capped:
             return
-        self.quiet += 1
-        try:
-            flat_args = _flatten(args)
-            flat = flat_args + _flatten(kwargs.values()) if kwargs else flat_args
-            tid = self.registry.tensor_id
-            node_id = self.registry.node_id
-            grad_fns = [node_id(t.grad_fn) for t in outputs]
-            event = {
-                "kind": "op",
-                "line": self.user_line(),
-                "op": name.strip("_") or name,
-                "inputs": [tid(v) for v in flat if isinstance(v, torch.Tensor)],
-                "outputs": [tid(t) for t in outputs],
-                "grad_fn": grad_fns,
-                "grad_enabled": torch.is_grad_enabled(),
-                "inplace": name.endswith("_") and not name.endswith("__"),
-                "modules": self.context.module_stack(),
-                "values": [self.value(t) for t in outputs],
-            }
-            constants = [repr(v) for v in flat_args if isinstance(v, (int, float, bool))]
-            if constants:
-                event["constants"] = constants
-            nodes = self.registry.nodes
-            for t, nid in zip(outputs, grad_fns, strict=False):
-                info = nodes.get(nid) if nid else None
-                if info is not None and info.tensor is None and t.output_nr == 0:
+        registry = self.registry
+        tid = registry.tensor_id
+        node_id = registry.node_id
+        grad_fns = [node_id(t.grad_fn) for t in outputs]
+        inputs: list[str] = []
+        constants: list[str] = []
+        for v in args:
+            if isinstance(v, torch.Tensor):
+                inputs.append(tid(v))
+            elif isinstance(v, (int, float)):
+                constants.append(repr(v))
+            elif isinstance(v, (list, tuple, dict)):
+                for w in v.values() if isinstance(v, dict) else v:
+                    if isinstance(w, torch.Tensor):
+                        inputs.append(tid(w))
+                    elif isinstance(w, (int, float)):
+                        constants.append(repr(w))
+        if kwargs:
+            inputs += [tid(v) for v in _flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
+        value = self.value
+        event = {
+            "kind": "op",
+            "line": self.user_line(),
+            "op": name.strip("_") or name,
+            "inputs": inputs,
+            "outputs": [tid(t) for t in outputs],
+            "grad_fn": grad_fns,
+            "grad_enabled": torch.is_grad_enabled(),
+            "inplace": name.endswith("_") and not name.endswith("__"),
+            "modules": self.context.module_stack(),
+            "values": [value(t) for t in outputs],
+        }
+        if constants:
+            event["constants"] = constants
+        nodes = registry.nodes
+        for t, nid in zip(outputs, grad_fns, strict=True):
+            if nid is not None:
+                info = nodes[nid]
+                if info.tensor is None and t.output_nr == 0:
                     info.tensor = tid(t)
-            self.emit(event)
-        finally:
-            self.quiet -= 1
+        if len(self.events) < self.max_events:
+            self.events.append(event)
+        else:
+            self.events_capped = True
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
         if not isinstance(t, torch.Tensor) or not t.requires_grad:
