@@ -34,10 +34,10 @@ from torch import nn
 torch.manual_seed(0)
 layers = []
 for _ in range({depth}):
-    layers += [nn.Linear(32, 32), nn.ReLU()]
-model = nn.Sequential(*layers, nn.Linear(32, 1))
-X = torch.randn(64, 32)
-y = torch.randn(64, 1)
+    layers += [nn.Linear({width}, {width}), nn.ReLU()]
+model = nn.Sequential(*layers, nn.Linear({width}, 1))
+X = torch.randn({batch}, {width})
+y = torch.randn({batch}, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 for step in range({steps}):
     opt.zero_grad()
@@ -70,9 +70,11 @@ y.backward()
 
 SCRIPTS = [
     ("seed toy (w·x+b−5)²", TOY),
-    ("MLP step, 13 layers", MLP.format(depth=13, steps=1)),
-    ("MLP step, 50 layers", MLP.format(depth=50, steps=1)),
-    ("MLP 6 steps, 50 layers", MLP.format(depth=50, steps=6)),
+    ("MLP step, 13 layers", MLP.format(depth=13, steps=1, width=32, batch=64)),
+    ("MLP step, 50 layers", MLP.format(depth=50, steps=1, width=32, batch=64)),
+    ("MLP 6 steps, 50 layers", MLP.format(depth=50, steps=6, width=32, batch=64)),
+    # The same 1,020 nodes with bigger ops: the cost of tracing is per event, not per flop.
+    ("  same, 128 wide, batch 128", MLP.format(depth=50, steps=6, width=128, batch=128)),
     ("RNN unrolled 2,000 steps", RNN.format(steps=2000)),
     ("chain of 10,000 ops", CHAIN.format(n=10_000)),
 ]

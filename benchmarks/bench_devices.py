@@ -42,7 +42,7 @@ def main() -> None:
     torch.set_num_threads(1)
     devices = ["cpu"] + (["cuda:0"] if torch.cuda.is_available() else [])
     scripts = [
-        ("MLP step, 50 layers", MLP.format(depth=50, steps=1)),
+        ("MLP step, 50 layers", MLP.format(depth=50, steps=1, width=32, batch=64)),
         ("RNN 2,000 steps", RNN.format(steps=2000)),
     ]
     print(f"{'work':34}" + "".join(f"{d:>12}" for d in devices))
