@@ -357,3 +357,7 @@ y = checkpoint(lambda t: torch.tanh(t @ w), x, use_reentrant=True)
 y.sum().backward()
 """,
 }
+
+from tests.core.fidelity_cases_more import MORE_CASES  # noqa: E402
+
+CASES.update(MORE_CASES)

@@ -177,12 +177,19 @@ def _agrees(value: dict[str, Any] | None, expected: torch.Tensor | None) -> bool
         return expected is None and value is None
     if value["shape"] != list(expected.shape):
         return False
+    if expected.layout != torch.strided:  # sparse: the trace shows its dense numbers
+        expected = expected.to_dense()
     if value.get("data") is not None:
-        got = torch.tensor(value["data"], dtype=torch.float64).reshape(expected.shape)
-        return torch.allclose(got, expected.double(), rtol=1e-6, atol=1e-9, equal_nan=True)
+        got = torch.tensor(value["data"], dtype=torch.float64)
+        if expected.is_complex():  # complex numbers travel as [re, im] pairs
+            got = torch.view_as_complex(got.reshape(*expected.shape, 2))
+            want = expected.to(torch.complex128)
+        else:
+            got, want = got.reshape(expected.shape), expected.double()
+        return torch.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True)
     if "min" not in value or expected.numel() == 0:
         return True  # a shape-only snapshot (sparse, meta, huge): nothing more to compare
-    v = expected.double().reshape(-1)
+    v = (expected.abs() if expected.is_complex() else expected).double().reshape(-1)  # magnitudes
     want = torch.stack((v.min(), v.max(), v.mean(), v.norm()))
     got = torch.tensor([value[k] for k in ("min", "max", "mean", "norm")], dtype=torch.float64)
     return torch.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True)

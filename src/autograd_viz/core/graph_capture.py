@@ -85,10 +85,12 @@ def capture_graph(
     registry = registry if registry is not None else Registry(max_nodes)
     referenced = _referenced(trace.events)
     names: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
     objects: dict[str, torch.Tensor] = {}
     for name, t in namespace_roots(namespace):
         tid = registry.tensor_id(t)
-        names.setdefault(tid, name)
+        if names.setdefault(tid, name) != name:
+            aliases.setdefault(tid, []).append(name)
         objects[tid] = t
         registry.node_id(t.grad_fn)  # registers the graph behind it
     live = dict(registry.live_tensors())
@@ -107,6 +109,7 @@ def capture_graph(
         t = objects.get(tid, live.get(tid))
         if t is not None:
             infos[tid] = _tensor_info(tid, t, names.get(tid), registry, values)
+            infos[tid].aliases = aliases.get(tid, [])
     values.finish()
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())

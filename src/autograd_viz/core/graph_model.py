@@ -101,10 +101,11 @@ def _tensor_node(t: TensorInfo) -> DrawnNode:
         grad = "grad " + format_value(t.grad)
     elif t.is_leaf and t.requires_grad:
         grad = "grad None"
+    name = ", ".join([t.name, *t.aliases]) if t.name else None  # `b, c` after c = b.mul_(3)
     return DrawnNode(
         t.id,
         _tensor_kind(t),
-        t.name or "(leaf)" if t.is_leaf else t.name or "",
+        name or "(leaf)" if t.is_leaf else name or "",
         format_value(t.value),
         grad,
     )

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-TRACE_VERSION = 1
+TRACE_VERSION = 2  # 2: tensors gained `aliases`
 TRACE_MIME = "application/vnd.autograd-viz.trace+json"
 
 
@@ -61,6 +61,9 @@ class TensorInfo:
     value: TensorValue | None
     grad: TensorValue | None  # None exactly where PyTorch's .grad is None
     output_nr: int = 0  # which output of grad_fn this tensor is
+    # Other variables bound to this same tensor object (`c = b.mul_(3)` makes c an alias
+    # of b; so does a leftover `for p in model.parameters()` loop variable).
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -164,8 +167,8 @@ class Trace:
         return next(t for t in self.tensors if t.id == tensor_id)
 
     def tensor_named(self, name: str) -> TensorInfo | None:
-        """The tensor the user bound to `name`, if any."""
-        return next((t for t in self.tensors if t.name == name), None)
+        """The tensor the user bound to `name` (as its name or an alias), if any."""
+        return next((t for t in self.tensors if t.name == name or name in t.aliases), None)
 
     def node(self, node_id: str) -> NodeInfo:
         """The node with this id."""

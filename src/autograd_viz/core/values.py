@@ -77,7 +77,9 @@ def tensor_value(
     try:
         d = t.detach()  # reading a detached view records nothing in the graph
         shape = list(d.shape)
-        if d.is_sparse or d.device.type == "meta":
+        if d.layout is not torch.strided:
+            d = _dense(d)
+        if d is None or d.device.type == "meta":
             return TensorValue(shape=shape, data=None)
         n = d.numel()
         if stats_limit is not None and n > stats_limit:
@@ -94,6 +96,17 @@ def tensor_value(
         return None
 
 
+def _dense(t: torch.Tensor) -> torch.Tensor | None:
+    """The numbers of a sparse (or other non-strided) tensor, as a dense copy when that
+    is small enough to make; None otherwise."""
+    if t.numel() > STATS_LIMIT:
+        return None
+    try:
+        return t.to_dense()
+    except Exception:  # a layout without to_dense (nested, quantized, …)
+        return None
+
+
 def event_value(t: Any) -> dict[str, Any] | None:
     """A small snapshot of a tensor for an event (None for a non-tensor).
 
@@ -103,10 +116,16 @@ def event_value(t: Any) -> dict[str, Any] | None:
     if not isinstance(t, torch.Tensor):
         return None
     try:
+        if _functorch.is_functorch_wrapped_tensor(t):
+            return _unwrapped_value(t)
+        if _functorch.is_legacy_batchedtensor(t):  # is_grads_batched: numbers not readable
+            return {"shape": list(t.shape), "data": None, "batched": True}
         d = t.detach()
         n = d.numel()
-        if d.is_sparse or d.device.type == "meta" or n > STATS_LIMIT:
-            return {"shape": list(d.shape), "data": None}
+        if d.layout is not torch.strided:
+            d = _dense(d)
+        if d is None or d.device.type == "meta" or n > STATS_LIMIT:
+            return {"shape": list(t.shape), "data": None}
         d = d.cpu()
         if n <= EVENT_DATA_LIMIT:
             return {"shape": list(d.shape), "data": _data(d)}
@@ -121,6 +140,26 @@ def event_value(t: Any) -> dict[str, Any] | None:
         }
     except Exception:
         return None
+
+
+_functorch = torch._C._functorch
+
+
+def _unwrapped_value(t: torch.Tensor) -> dict[str, Any] | None:
+    """The snapshot of a tensor inside a torch.func transform (vmap, grad), which holds no
+    memory of its own: that of the plain tensor behind it. vmap's batch dimensions are
+    moved to the front and counted in `batch_dims`."""
+    batch_dims = 0
+    while _functorch.is_functorch_wrapped_tensor(t):
+        bdim = _functorch.maybe_get_bdim(t) if _functorch.is_batchedtensor(t) else None
+        t = _functorch.get_unwrapped(t)
+        if bdim is not None and bdim >= 0:
+            t = t.movedim(bdim, 0)
+            batch_dims += 1
+    value = event_value(t)
+    if value is not None and batch_dims:
+        value["batch_dims"] = batch_dims
+    return value
 
 
 def json_safe(x: Any) -> Any:
@@ -347,7 +386,9 @@ class TensorValues:
         try:
             d = t.detach()  # reading a detached view records nothing in the graph
             shape = list(d.shape)
-            if d.is_sparse or d.layout is not torch.strided or d.device.type == "meta":
+            if d.layout is not torch.strided:
+                d = _dense(d)
+            if d is None or d.device.type == "meta":
                 return TensorValue(shape=shape, data=None)
             if d.numel() == 0:
                 return TensorValue(shape=shape, data=_data(d.cpu()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import sys
 import warnings
 import weakref
@@ -62,11 +63,35 @@ _ESCAPES = {
 }  # fmt: skip
 
 
-def _writes(name: str, kwargs: dict) -> bool:
-    """Whether a torch call writes into an existing tensor (in place, or `out=`)."""
+_INPLACE_ARGUMENT: dict[Any, int | None] = {}  # func -> position of its `inplace` parameter
+
+
+def _inplace_position(func: Any) -> int | None:
+    """Where `func` takes an `inplace` flag positionally (`F.relu(x, True)`), if it does."""
+    try:
+        return _INPLACE_ARGUMENT[func]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable callable
+        return None
+    try:
+        names = list(inspect.signature(func).parameters)
+        position = names.index("inplace") if "inplace" in names else None
+    except (TypeError, ValueError):  # a builtin without a signature
+        position = None
+    _INPLACE_ARGUMENT[func] = position
+    return position
+
+
+def _in_place(func: Any, name: str, args: tuple, kwargs: dict) -> bool:
+    """Whether a torch call writes into one of its inputs: `add_`, `x[i] = …`, `x += …`,
+    or a function asked to with `inplace=True` (`F.relu(x, inplace=True)`)."""
     if name.endswith("_"):
         return not name.endswith("__") or name in _INPLACE_DUNDERS
-    return "out" in kwargs
+    if kwargs.get("inplace") is True:
+        return True
+    position = _inplace_position(func)
+    return position is not None and len(args) > position and args[position] is True
 
 
 def _flatten(values: Any) -> list[Any]:
@@ -242,9 +267,10 @@ class Tracer:
         if name in _SKIP:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
-        if _writes(name, kwargs):
+        inplace = _in_place(func, name, args, kwargs)
+        if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             self.snapshots.changed()
-        self._op(name, args, kwargs, result)
+        self._op(name, args, kwargs, result, inplace)
         return result
 
     def _call_warning_at_user_line(self, func: Any, args: tuple, kwargs: dict) -> Any:
@@ -260,12 +286,14 @@ class Tracer:
             )
         return result
 
-    def _op(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+    def _op(self, name: str, args: tuple, kwargs: dict, result: Any, inplace: bool) -> None:
         # Runs inside the mode's __torch_function__, where torch has switched the mode off:
         # the tensor reads below do not come back through it. This is the hottest path of
         # a trace (once per forward op), so it is written out flat.
         if isinstance(result, torch.Tensor):
             outputs: list[torch.Tensor] = [result]
+        elif result is None and inplace and args and isinstance(args[0], torch.Tensor):
+            outputs = [args[0]]  # `x[i] = v` returns nothing: what it wrote is x
         else:
             outputs = _tensors([result])
             if not outputs:
@@ -300,7 +328,7 @@ class Tracer:
             "outputs": [tid(t) for t in outputs],
             "grad_fn": grad_fns,
             "grad_enabled": torch.is_grad_enabled(),
-            "inplace": name.endswith("_") and not name.endswith("__"),
+            "inplace": inplace,
             "modules": self.context.module_stack(),
             "values": [value(t) for t in outputs],
         }
@@ -368,7 +396,7 @@ class Tracer:
                 )
         finally:
             self.quiet -= 1
-        self._op(name, args, kwargs, result)
+        self._op(name, args, kwargs, result, inplace=True)
         return result
 
     def _attribute(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
