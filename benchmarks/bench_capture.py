@@ -3,7 +3,10 @@
     python -m benchmarks.bench_capture [--repeat N]
 
 Each script runs plain (exec) and traced (run_source: tracer + final graph capture),
-alternating, N times; the table shows medians and the ratio traced / plain.
+alternating, N times; the table shows medians and the ratio traced / plain. The "floor"
+column runs it a third way: under a TorchFunctionMode that records nothing, with an empty
+Python hook on every new autograd node. That is what any recorder built from torch's
+Python hooks pays before it records anything.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import gc
 import io
 import statistics
 import time
+from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from autograd_viz.core.runner import run_source
 
@@ -87,6 +92,39 @@ def _plain(code: str) -> float:
     return time.perf_counter() - start
 
 
+class _Floor(TorchFunctionMode):
+    """Torch's callbacks into Python, and nothing else: the mode sees every op, and each new
+    grad_fn gets an empty post hook (removed at the end), as the tracer's do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handles: list[Any] = []
+        self.seen: set[int] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        fn = getattr(result, "grad_fn", None) if isinstance(result, torch.Tensor) else None
+        if fn is not None and id(fn) not in self.seen:
+            self.seen.add(id(fn))
+            self.handles.append(fn.register_hook(_nothing))
+        return result
+
+
+def _nothing(grad_inputs: Any, grad_outputs: Any) -> None:
+    return None
+
+
+def _floor(code: str) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    mode = _Floor()
+    with mode:
+        exec(compile(code, "<bench>", "exec"), {"__name__": "__main__"})
+    for handle in mode.handles:
+        handle.remove()
+    return time.perf_counter() - start
+
+
 def _traced(code: str) -> tuple[float, int]:
     gc.collect()
     start = time.perf_counter()
@@ -105,16 +143,17 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     print(f"torch {torch.__version__}, 1 thread, median of {args.repeat} alternating runs\n")
-    print(f"{'script':28} {'nodes':>7} {'plain s':>9} {'traced s':>9} {'ratio':>7}")
+    print(f"{'script':28} {'nodes':>7} {'plain s':>9} {'traced s':>9} {'ratio':>7} {'floor':>7}")
     for title, code in SCRIPTS:
-        _plain(code), _traced(code)  # warm up imports and allocators
-        plain, traced, nodes = [], [], 0
+        _plain(code), _traced(code), _floor(code)  # warm up imports and allocators
+        plain, traced, floor, nodes = [], [], [], 0
         for _ in range(args.repeat):
             plain.append(_plain(code))
             seconds, nodes = _traced(code)
             traced.append(seconds)
-        p, t = statistics.median(plain), statistics.median(traced)
-        print(f"{title:28} {nodes:>7,} {p:>9.4f} {t:>9.4f} {t / p:>6.1f}×")
+            floor.append(_floor(code))
+        p, t, f = (statistics.median(x) for x in (plain, traced, floor))
+        print(f"{title:28} {nodes:>7,} {p:>9.4f} {t:>9.4f} {t / p:>6.1f}× {f / p:>6.1f}×")
 
 
 if __name__ == "__main__":
