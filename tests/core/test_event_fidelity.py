@@ -89,9 +89,18 @@ class _Reference(TorchFunctionMode):
         self.nodes: list[tuple[str, list, list]] = []
         self.accumulates: list[tuple[Any, Any]] = []
         self.updates: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.resets: list[torch.Tensor] = []  # `.grad = None`: the grad thrown away
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if (
+            getattr(func, "__name__", "") == "__set__"
+            and getattr(getattr(func, "__self__", None), "__name__", "") == "grad"
+            and len(args) == 2
+            and args[1] is None
+            and args[0].grad is not None
+        ):
+            self.resets.append(args[0].grad.detach().clone())
         if func not in self.BACKWARDS:
             return func(*args, **kwargs)
         if func is torch.Tensor.backward:
@@ -195,10 +204,9 @@ def _agrees(value: dict[str, Any] | None, expected: torch.Tensor | None) -> bool
     return torch.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("case", sorted(ALL_CASES))
-def test_event_values_agree_with_an_eager_reference(case: str) -> None:
-    code = ALL_CASES[case]
+def assert_events_agree(code: str, case: str) -> None:
+    """Run `code` under the reference and under the tracer; every node, accumulate,
+    optimizer update and `.grad = None` reset must carry the reference's numbers."""
     torch.manual_seed(0)
     reference = _Reference()
     reference.run(code)
@@ -206,7 +214,7 @@ def test_event_values_agree_with_an_eager_reference(case: str) -> None:
     trace = run_source(code)
 
     nodes = [e for e in trace.events if e["kind"] == "node"]
-    assert [e["name"] for e in nodes] == [name for name, _, _ in reference.nodes]
+    assert [e["name"] for e in nodes] == [name for name, _, _ in reference.nodes], case
     for event, (name, grads_in, grads_out) in zip(nodes, reference.nodes, strict=True):
         assert len(event["grads_in"]) == len(grads_in), name
         assert len(event["grads_out"]) == len(grads_out), name
@@ -215,7 +223,7 @@ def test_event_values_agree_with_an_eager_reference(case: str) -> None:
             assert _agrees(got, want), (case, event["node"], name, got, want)
 
     accumulates = [e for e in trace.events if e["kind"] == "accumulate"]
-    assert len(accumulates) == len(reference.accumulates)
+    assert len(accumulates) == len(reference.accumulates), case
     for event, (before, after) in zip(accumulates, reference.accumulates, strict=True):
         assert _agrees(event["before"], before), (case, event)
         assert _agrees(event["after"], after), (case, event)
@@ -223,10 +231,21 @@ def test_event_values_agree_with_an_eager_reference(case: str) -> None:
     updates = [
         e for e in trace.events if e["kind"] == "param_update" and e["how"].endswith(".step()")
     ]
-    assert len(updates) == len(reference.updates)
+    assert len(updates) == len(reference.updates), case
     for event, (before, after) in zip(updates, reference.updates, strict=True):
         assert _agrees(event["before"], before), (case, event["tensor"], "before")
         assert _agrees(event["after"], after), (case, event["tensor"], "after")
+
+    resets = [e for e in trace.events if e["kind"] == "grad_reset" and e["how"] == ".grad = None"]
+    assert len(resets) == len(reference.resets), case
+    for event, before in zip(resets, reference.resets, strict=True):
+        assert _agrees(event["before"], before), (case, event)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", sorted(ALL_CASES))
+def test_event_values_agree_with_an_eager_reference(case: str) -> None:
+    assert_events_agree(ALL_CASES[case], case)
 
 
 def test_a_reset_shows_the_gradient_it_threw_away() -> None:

@@ -59,7 +59,7 @@ _INPLACE_DUNDERS = {
 # Calls after which a tensor's memory can be written from outside torch.
 _ESCAPES = {
     "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
-    "data_ptr",
+    "data_ptr", "as_tensor", "asarray",  # the last two may share a NumPy array's memory
 }  # fmt: skip
 
 
