@@ -112,6 +112,8 @@ class Inspector(QWidget):
             ("value", _value_text(t.value)),
             (".grad", _value_text(t.grad)),
         ]
+        if t.aliases:  # c = b.mul_(3): one tensor, several names
+            rows.insert(0, ("also named", ", ".join(t.aliases)))
         if line:
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(t.name or "unnamed tensor", rows))
