@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 import sys
 import warnings
 import weakref
@@ -15,6 +14,15 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from autograd_viz.core.capture._backward import BackwardRecorder
+from autograd_viz.core.capture._calls import (
+    BACKWARD_CALLS,
+    ESCAPES,
+    HISTORY_BREAKS,
+    SKIP,
+    flatten,
+    in_place,
+    tensors_in,
+)
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._registry import Registry
 from autograd_viz.core.values import Snapshots, json_number
@@ -27,88 +35,9 @@ DEFAULT_MAX_EVENTS = 50_000
 # tracer exits, when the user's own thresholds come back.
 TRACING_GC_THRESHOLD = (50_000, 50, 1_000_000)
 
-# Calls that turn a tensor into something autograd cannot follow.
-HISTORY_BREAKS = {
-    "item": "item()",
-    "tolist": "tolist()",
-    "numpy": "numpy()",
-    "__float__": "float()",
-    "__int__": "int()",
-    "__bool__": "bool()",
-    "__index__": "index",
-    "__complex__": "complex()",
-    "__array__": "numpy array",
-    "detach": "detach()",
-    "detach_": "detach_()",
-}
-BACKWARD_CALLS = {
-    torch.Tensor.backward: ".backward()",
-    torch.autograd.backward: "torch.autograd.backward()",
-    torch.autograd.grad: "torch.autograd.grad()",
-}
 # Hooks run with the mode on: reading a tensor there (`t.shape`, `t.clone()`) would go
 # through the mode, one Python dispatch per attribute. Our own reads skip it.
 _torch_functions_off = torch._C.DisableTorchFunction
-_SKIP = {"_record_function_enter_new", "_record_function_exit"}
-# In-place operators among the dunders (the other `__x__` names do not write).
-_INPLACE_DUNDERS = {
-    "__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
-    "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__",
-    "__ilshift__", "__irshift__",
-}  # fmt: skip
-# Calls after which a tensor's memory can be written from outside torch.
-_ESCAPES = {
-    "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
-    "data_ptr", "as_tensor", "asarray",  # the last two may share a NumPy array's memory
-}  # fmt: skip
-
-
-_INPLACE_ARGUMENT: dict[Any, int | None] = {}  # func -> position of its `inplace` parameter
-
-
-def _inplace_position(func: Any) -> int | None:
-    """Where `func` takes an `inplace` flag positionally (`F.relu(x, True)`), if it does."""
-    try:
-        return _INPLACE_ARGUMENT[func]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable callable
-        return None
-    try:
-        names = list(inspect.signature(func).parameters)
-        position = names.index("inplace") if "inplace" in names else None
-    except (TypeError, ValueError):  # a builtin without a signature
-        position = None
-    _INPLACE_ARGUMENT[func] = position
-    return position
-
-
-def _in_place(func: Any, name: str, args: tuple, kwargs: dict) -> bool:
-    """Whether a torch call writes into one of its inputs: `add_`, `x[i] = …`, `x += …`,
-    or a function asked to with `inplace=True` (`F.relu(x, inplace=True)`)."""
-    if name.endswith("_"):
-        return not name.endswith("__") or name in _INPLACE_DUNDERS
-    if kwargs.get("inplace") is True:
-        return True
-    position = _inplace_position(func)
-    return position is not None and len(args) > position and args[position] is True
-
-
-def _flatten(values: Any) -> list[Any]:
-    """Tensors and other values from args/results, one level into lists, tuples, dicts."""
-    out: list[Any] = []
-    for v in values:
-        if isinstance(v, (list, tuple)):
-            out.extend(v)
-        elif isinstance(v, dict):
-            out.extend(v.values())
-        else:
-            out.append(v)
-    return out
-
-
-def _tensors(values: Any) -> list[torch.Tensor]:
-    return [v for v in _flatten(values) if isinstance(v, torch.Tensor)]
 
 
 class _Mode(TorchFunctionMode):
@@ -254,7 +183,7 @@ class Tracer:
         call = BACKWARD_CALLS.get(func)
         if call is not None:
             return BackwardRecorder(self, func, call, args, kwargs).run()
-        if name in _ESCAPES:
+        if name in ESCAPES:
             self.snapshots.escaped()
         if name in HISTORY_BREAKS:
             result = self._call_warning_at_user_line(func, args, kwargs)
@@ -264,10 +193,10 @@ class Tracer:
             return self._zeroing(func, name, args, kwargs)
         if name == "retain_grad" and args and isinstance(args[0], torch.Tensor):
             self.retained[self.tid(args[0])] = weakref.ref(args[0])
-        if name in _SKIP:
+        if name in SKIP:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
-        inplace = _in_place(func, name, args, kwargs)
+        inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             self.snapshots.changed()
         self._op(name, args, kwargs, result, inplace)
@@ -295,7 +224,7 @@ class Tracer:
         elif result is None and inplace and args and isinstance(args[0], torch.Tensor):
             outputs = [args[0]]  # `x[i] = v` returns nothing: what it wrote is x
         else:
-            outputs = _tensors([result])
+            outputs = tensors_in([result])
             if not outputs:
                 return
         if self.events_capped:
@@ -318,7 +247,7 @@ class Tracer:
                     elif isinstance(w, (int, float)):
                         constants.append(repr(w))
         if kwargs:
-            inputs += [tid(v) for v in _flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
+            inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
         value = self.value
         event = {
             "kind": "op",
