@@ -79,3 +79,60 @@ def test_deferred_data_serialises_like_plain_data() -> None:
     value = values.take(t)
     values.finish()
     assert asdict(value)["data"] == t.tolist()
+
+
+def _summary(t: torch.Tensor) -> tuple[float, float, float, float]:
+    v = (t.abs() if t.is_complex() else t).detach().to(torch.float64).reshape(-1)
+    return (v.min().item(), v.max().item(), v.mean().item(), v.norm().item())
+
+
+def _check(value: dict, t: torch.Tensor) -> None:
+    assert value["shape"] == list(t.shape)
+    got = (value["min"], value["max"], value["mean"], value["norm"])
+    assert got == pytest.approx(_summary(t), rel=1e-6, abs=1e-9)
+
+
+def test_snapshots_across_many_slabs_keep_each_moment() -> None:
+    snapshots = Snapshots()
+    t = torch.randn(10, 10)
+    taken = []
+    for k in range(300):  # rows for one shape: slabs of 4, 16, 64, 128 (1 MB) rows …
+        taken.append((snapshots.take(t), t.clone()))
+        t.add_(k)  # changed after each snapshot: each must show its own moment
+    snapshots.finish()
+    for value, then in taken:
+        _check(value, then)
+
+
+def test_snapshots_past_the_budget_are_summarised_at_once() -> None:
+    snapshots = Snapshots(budget_bytes=4 * 100 * 4 + 1)  # room for the first slab only
+    t = torch.randn(100)
+    taken = []
+    for _ in range(10):
+        taken.append((snapshots.take(t), t.clone()))
+        t.mul_(-2)
+    assert "min" in taken[-1][0]  # past the budget: summarised on the spot
+    snapshots.finish()
+    for value, then in taken:
+        _check(value, then)
+
+
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.arange(100).reshape(10, 10),
+        torch.rand(80) > 0.5,
+        torch.randn(70, dtype=torch.complex64),
+        torch.randn(9, 9, dtype=torch.float64),
+        torch.randn(20, 1).expand(20, 5),  # stride 0
+        torch.randn(12, 8).t(),  # not contiguous
+        torch.randn(66).conj(),
+    ],
+    ids=["int", "bool", "complex", "float64", "expanded", "transposed", "conj"],
+)
+def test_snapshots_of_any_layout_and_dtype(t: torch.Tensor) -> None:
+    snapshots = Snapshots()
+    value = snapshots.take(t)
+    then = t.clone()
+    snapshots.finish()
+    _check(value, then)
