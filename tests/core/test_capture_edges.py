@@ -90,3 +90,25 @@ def test_a_sparse_gradient_shows_its_numbers() -> None:
     assert grad.data == [[0.0, 0.0], [2.0, 2.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
     accumulate = next(e for e in trace.events if e["kind"] == "accumulate")
     assert accumulate["after"]["data"] == grad.data
+
+
+def test_recording_resumes_after_a_step_that_raised() -> None:
+    trace = run_source(
+        "import torch\n"
+        "w = torch.tensor([1.0], requires_grad=True)\n"
+        "opt = torch.optim.SGD([w], lr=0.1)\n"
+        "try:\n"
+        "    opt.step(closure=lambda: 1 / 0)\n"
+        "except ZeroDivisionError:\n"
+        "    pass\n"
+        "y = w * 3\n"
+        "y.backward()\n"
+        "opt.step()\n"
+        "z = w * 2\n"
+    )
+    kinds = [(e["kind"], e["line"]) for e in trace.events if e["kind"] != "node"]
+    assert ("op", 8) in kinds and ("backward", 9) in kinds and ("accumulate", 9) in kinds
+    assert ("param_update", 10) in kinds and ("op", 11) in kinds
+    update = next(e for e in trace.events if e["kind"] == "param_update")
+    assert update["before"]["data"] == [1.0]
+    assert update["after"]["data"] == [torch.tensor(1.0 - 0.1 * 3).item()]

@@ -24,6 +24,9 @@ class ModuleAndOptimizerHooks:
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         self._step_before: list[tuple[torch.Tensor, Any]] = []
+        # One entry per step() running now: how many record_function blocks inside it are
+        # open. torch wraps each step (hooks included) in one; see `step_record`.
+        self._steps: list[int] = []
 
     def install(self) -> None:
         """Register the global hooks (removed again by `remove`)."""
@@ -88,6 +91,7 @@ class ModuleAndOptimizerHooks:
             ]
         tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
         tracer.snapshots.changed()  # and the tracer does not see what step() writes
+        self._steps.append(0)
         if not callable(closure):
             return None
 
@@ -122,5 +126,26 @@ class ModuleAndOptimizerHooks:
                         }
                     )
         finally:
-            self._step_before = []
-            tracer.quiet = max(0, tracer.quiet - 1)
+            self._step_ended()
+
+    def _step_ended(self) -> None:
+        self._step_before = []
+        if self._steps:
+            self._steps.pop()
+        self.tracer.quiet = max(0, self.tracer.quiet - 1)
+
+    def step_record(self, entering: bool) -> None:
+        """A record_function block opened or closed while a step() was running unrecorded.
+
+        The step's own block closes after its post hook, even when step() raises; if it
+        closes while the step is still open here, the post hook never ran: step() raised,
+        and recording must resume (or the rest of the script would go unrecorded).
+        """
+        if not self._steps:
+            return
+        if entering:
+            self._steps[-1] += 1
+        elif self._steps[-1] > 0:
+            self._steps[-1] -= 1
+        else:
+            self._step_ended()

@@ -38,6 +38,10 @@ TRACING_GC_THRESHOLD = (50_000, 50, 1_000_000)
 # Hooks run with the mode on: reading a tensor there (`t.shape`, `t.clone()`) would go
 # through the mode, one Python dispatch per attribute. Our own reads skip it.
 _torch_functions_off = torch._C.DisableTorchFunction
+# optimizer.step() runs inside torch.autograd.profiler.record_function: its exit is how a
+# step that raised is noticed (see ModuleAndOptimizerHooks.step_record).
+_RECORD_ENTER = torch.ops.profiler._record_function_enter_new
+_RECORD_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 
 
 class _Mode(TorchFunctionMode):
@@ -48,6 +52,8 @@ class _Mode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         tracer = self.tracer
         if tracer.quiet:  # checked here: inside optimizer.step() this runs for every read
+            if func is _RECORD_ENTER or func is _RECORD_EXIT:
+                tracer.context.step_record(entering=func is _RECORD_ENTER)
             return func(*args, **kwargs) if kwargs else func(*args)
         return tracer.dispatch(func, args, kwargs or {})
 
