@@ -9,6 +9,7 @@ pytest's base temporary folder).
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from autograd_viz.core.gc_pause import freeze_loaded_objects
 from autograd_viz.core.limits import MEMORY_ENV
 from autograd_viz.session import INTERRUPT_GRACE_MS, KernelState
 from autograd_viz.ui.console import MAX_TOTAL_CHARS
@@ -65,6 +67,10 @@ def window(qapp, request):
     win.show()
     win.session.start()
     QtBot(request).waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=RESTART_MS)
+    # As the app does once torch is loaded: full collections on the GUI thread then skip
+    # what was loaded before (here: every earlier test's leftovers too).
+    gc.collect()
+    freeze_loaded_objects()
     yield win
     pid = win.session.kernel_pid
     win.editor.document().setModified(False)  # nothing to ask about on close
