@@ -56,3 +56,52 @@ def test_player_lights_the_box_for_its_members() -> None:
     lit = set().union(*(step.lit for step in player.steps))
     assert "m:model.0" in lit
     assert not lit & set(folded.alias)
+
+
+CNN = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(4 * 3 * 3, 10),
+)
+loss = nn.functional.cross_entropy(model(torch.randn(2, 1, 8, 8)), torch.tensor([1, 7]))
+loss.backward()
+"""
+
+
+def _frames(drawn) -> dict[str, tuple[float, float, float, float]]:
+    """Each open module's frame in layout units: left, right, bottom, top."""
+    frames = {}
+    for path, members in drawn.groups.items():
+        xs = [drawn.nodes[m].x for m in members]
+        ys = [drawn.nodes[m].y for m in members]
+        frames[path] = (min(xs), max(xs), min(ys), max(ys))
+    return frames
+
+
+def test_module_frames_neither_overlap_nor_cover_other_nodes() -> None:
+    for trace in (_trace(), run_source(CNN)):
+        drawn = drawn_graph(trace)
+        frames = _frames(drawn)
+        assert len(frames) >= 2
+        paths = sorted(frames)
+        for i, a in enumerate(paths):
+            left, right, bottom, top = frames[a]
+            for b in paths[i + 1 :]:
+                l2, r2, b2, t2 = frames[b]
+                apart_x = right < l2 or r2 < left
+                apart_y = top < b2 - 0.5 or t2 < bottom - 0.5  # at least a row between
+                assert apart_x or apart_y, (a, b)
+            for key, node in drawn.nodes.items():
+                if key not in drawn.groups[a]:
+                    inside = left <= node.x <= right and bottom <= node.y <= top
+                    assert not inside, (a, node.title)
+        positions = [(n.x, n.y) for n in drawn.nodes.values()]
+        assert len(set(positions)) == len(positions)
+
+
+def test_a_model_reads_from_its_first_module_down() -> None:
+    frames = _frames(drawn_graph(_trace()))
+    assert frames["model.0"][3] > frames["model.2"][3]  # model.0 is higher on the page

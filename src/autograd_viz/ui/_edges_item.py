@@ -257,21 +257,35 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.setFont(self._op_font)
         metrics = QFontMetricsF(self._op_font)
         for path, members in self._graph.groups.items():
-            points = [screen[m] for m in members if m in screen]
-            if not points:
+            extents = [self._label_extent(m, screen[m]) for m in members if m in screen]
+            if not extents:
                 continue
-            xs, ys = [p.x() for p in points], [p.y() for p in points]
-            box = QRectF(
-                min(xs) - 22,
-                min(ys) - 22 - metrics.height(),
-                max(xs) - min(xs) + 44,
-                max(ys) - min(ys) + 64 + metrics.height(),
-            )
+            left = min(e.left() for e in extents) - 8
+            right = max(e.right() for e in extents) + 8
+            top = min(e.top() for e in extents) - 8 - metrics.height()
+            bottom = max(e.bottom() for e in extents) + 6
+            box = QRectF(left, top, right - left, bottom - top)
             painter.setPen(QPen(frame_colour, 1.0, Qt.PenStyle.DashLine))
             painter.setBrush(fill)
             painter.drawRoundedRect(box, 8, 8)
             painter.setPen(frame_colour)
             painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
+
+    def _label_extent(self, key: str, centre: QPointF) -> QRectF:
+        """Where a node's mark and its label lines can reach on screen (a tensor is given
+        all three lines, so a frame drawn around it does not move as .grad appears)."""
+        node = self._graph.nodes[key]
+        size = STYLES[node.kind].size
+        if node.kind in (OPERATION, ACCUMULATE):
+            metrics = QFontMetricsF(self._op_font)
+            texts = [(node.title, metrics)]
+            height = metrics.height()
+        else:
+            title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+            texts = [(node.title, title), (node.detail, detail), (node.grad, detail)]
+            height = title.height() + 2 * detail.height()
+        half = max([size / 2] + [m.horizontalAdvance(t) / 2 for t, m in texts if t])
+        return QRectF(centre.x() - half, centre.y() - size / 2, 2 * half, size + 3 + height)
 
     def _paint_edge_labels(
         self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str
