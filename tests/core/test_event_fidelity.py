@@ -9,6 +9,7 @@ event must carry the reference's numbers.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import pytest
@@ -90,6 +91,8 @@ class _Reference(TorchFunctionMode):
         self.accumulates: list[tuple[Any, Any]] = []
         self.updates: list[tuple[torch.Tensor, torch.Tensor]] = []
         self.resets: list[torch.Tensor] = []  # `.grad = None`: the grad thrown away
+        self.zeroed: list[torch.Tensor] = []  # `.grad.zero_()`: the grad before
+        self._leaves: list[Any] = []  # weak references to every leaf a backward reached
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -101,6 +104,11 @@ class _Reference(TorchFunctionMode):
             and args[0].grad is not None
         ):
             self.resets.append(args[0].grad.detach().clone())
+        name = getattr(func, "__name__", "")
+        if name in ("zero_", "_foreach_zero_") and args:
+            targets = list(args[0]) if name == "_foreach_zero_" else [args[0]]
+            grads = [leaf.grad for ref in self._leaves if (leaf := ref()) is not None]
+            self.zeroed += [t.detach().clone() for t in targets if any(t is g for g in grads)]
         if func not in self.BACKWARDS:
             return func(*args, **kwargs)
         if func is torch.Tensor.backward:
@@ -148,6 +156,8 @@ class _Reference(TorchFunctionMode):
         handles = [node.register_hook(post)]
         if leaf is not None:
             handles.append(node.register_prehook(pre))
+            if not any(ref() is leaf for ref in self._leaves):
+                self._leaves.append(weakref.ref(leaf))
         return handles
 
     def run(self, code: str) -> None:
@@ -239,6 +249,10 @@ def assert_events_agree(code: str, case: str) -> None:
     resets = [e for e in trace.events if e["kind"] == "grad_reset" and e["how"] == ".grad = None"]
     assert len(resets) == len(reference.resets), case
     for event, before in zip(resets, reference.resets, strict=True):
+        assert _agrees(event["before"], before), (case, event)
+    zeroed = [e for e in trace.events if e["kind"] == "grad_reset" and e["how"].endswith("zero_()")]
+    assert len(zeroed) == len(reference.zeroed), case
+    for event, before in zip(zeroed, reference.zeroed, strict=True):
         assert _agrees(event["before"], before), (case, event)
 
 

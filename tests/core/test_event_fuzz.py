@@ -33,6 +33,7 @@ x = torch.randn(2, 3)
 arr = np.ones((2, 80), dtype=np.float32)
 shared = torch.from_numpy(arr)
 opt = torch.optim.SGD([w, b], lr=0.1, momentum=0.9)
+adam = torch.optim.Adam([w, b], lr=0.01, foreach=True)
 h = x @ w + b
 """
 
@@ -66,6 +67,15 @@ MOVES = [
     "torch.nn.utils.clip_grad_norm_([w, b], 1.0)",
     "g, = torch.autograd.grad(h.sum(), w, retain_graph=True)",
     "v = w[:, :10]\n    v2 = v * 2\n    v2.sum().backward()",
+    "w.grad.data.mul_(0.5)",
+    "torch.add(b.grad, 1.0, out=b.grad)",
+    "w.grad.copy_(torch.ones_like(w.grad))",
+    "torch.nn.utils.clip_grad_value_([w, b], 0.1)",
+    "h.retain_grad()\n    (h * h).sum().backward(retain_graph=True)",
+    "flat = h.view(-1)\n    flat.mul_(2)",
+    "w.grad.numpy()[0, 0] = 5.0",
+    "adam.step()",
+    "adam.zero_grad(set_to_none=False)",
 ]
 
 
