@@ -1,10 +1,11 @@
 """The values inside events agree with an eager reference recorder run on plain torch.
 
 The tracer takes its event snapshots cheaply (shared while a tensor is unchanged, copied
-late, summarised in batches). The reference here does the obvious thing instead: it hooks
-every node before each backward call and clones every gradient the moment the engine
-hands it over. Both run the same snippets; every node, accumulate and parameter-update
-event must carry the reference's numbers.
+into slabs, summarised in batches). The reference here does the obvious thing instead: it
+clones every op's outputs as the op returns, hooks every node before each backward call
+and clones every gradient the moment the engine hands it over. Both run the same
+snippets; every op, node, accumulate, parameter-update and reset event must carry the
+reference's numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 from torch.optim import optimizer as optim_module
 from torch.overrides import TorchFunctionMode
 
+from autograd_viz.core.capture._calls import HISTORY_BREAKS, SKIP, in_place, tensors_in
 from autograd_viz.core.runner import run_source
 from tests.core.fidelity_cases import CASES
 
@@ -74,6 +76,7 @@ for _ in range(3):
 """,
 }
 ALL_CASES = {**CASES, **EXTRA_CASES}
+UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
 
 
 def _clone(g: Any) -> torch.Tensor | None:
@@ -93,6 +96,9 @@ class _Reference(TorchFunctionMode):
         self.resets: list[torch.Tensor] = []  # `.grad = None`: the grad thrown away
         self.zeroed: list[torch.Tensor] = []  # `.grad.zero_()`: the grad before
         self._leaves: list[Any] = []  # weak references to every leaf a backward reached
+        # Forward ops as the tracer sees them: (name, output copies), outside step().
+        self.ops: list[tuple[str, list[torch.Tensor]]] = []
+        self.quiet = 0
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -110,7 +116,13 @@ class _Reference(TorchFunctionMode):
             grads = [leaf.grad for ref in self._leaves if (leaf := ref()) is not None]
             self.zeroed += [t.detach().clone() for t in targets if any(t is g for g in grads)]
         if func not in self.BACKWARDS:
-            return func(*args, **kwargs)
+            if self.quiet or name in ("__get__", "__set__", "__delete__"):
+                return func(*args, **kwargs)
+            if name in HISTORY_BREAKS or name in SKIP:
+                return func(*args, **kwargs)
+            result = func(*args, **kwargs)
+            self._record_op(func, name, args, kwargs, result)
+            return result
         if func is torch.Tensor.backward:
             roots = [args[0]]
         else:
@@ -122,6 +134,17 @@ class _Reference(TorchFunctionMode):
         finally:
             for h in handles:
                 h.remove()
+
+    def _record_op(self, func: Any, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        if isinstance(result, torch.Tensor):
+            outputs = [result]
+        elif result is None and in_place(func, name, args, kwargs) and args:
+            outputs = [args[0]] if isinstance(args[0], torch.Tensor) else []
+        else:
+            outputs = tensors_in([result])
+        if outputs:
+            with torch._C.DisableTorchFunction():
+                self.ops.append((name.strip("_") or name, [_clone(t) for t in outputs]))
 
     @staticmethod
     def _reachable(roots: list[torch.Tensor]) -> list[Any]:
@@ -140,9 +163,14 @@ class _Reference(TorchFunctionMode):
         before: list[Any] = []
 
         def pre(grad_outputs: tuple) -> None:
-            before.append(_clone(leaf.grad))
+            with torch._C.DisableTorchFunction():
+                before.append(_clone(leaf.grad))
 
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            with torch._C.DisableTorchFunction():
+                record(grad_inputs, grad_outputs)
+
+        def record(grad_inputs: tuple, grad_outputs: tuple) -> None:
             self.nodes.append(
                 (
                     type(node).__name__,
@@ -163,19 +191,36 @@ class _Reference(TorchFunctionMode):
     def run(self, code: str) -> None:
         pending: list[tuple[torch.Tensor, bool, int, torch.Tensor]] = []
 
-        def before_step(optimizer: Any, args: Any, kwargs: Any) -> None:
+        def before_step(optimizer: Any, args: Any, kwargs: Any) -> Any:
             closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
-            pending[:] = [
-                (p, p.grad is not None, p._version, p.detach().clone())
-                for group in optimizer.param_groups
-                for p in group["params"]
-                if p.grad is not None or closure is not None
-            ]
+            with torch._C.DisableTorchFunction():
+                pending[:] = [
+                    (p, p.grad is not None, p._version, p.detach().clone())
+                    for group in optimizer.param_groups
+                    for p in group["params"]
+                    if p.grad is not None or closure is not None
+                ]
+            self.quiet += 1  # step()'s own arithmetic is not the script's forward pass
+            if not callable(closure):
+                return None
+
+            def recorded_closure() -> Any:  # but what the closure runs is
+                self.quiet -= 1
+                try:
+                    return closure()
+                finally:
+                    self.quiet += 1
+
+            if "closure" in kwargs:
+                return args, {**kwargs, "closure": recorded_closure}
+            return (args[0], recorded_closure, *args[2:]), kwargs
 
         def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
-            for p, had_grad, version, old in pending:
-                if had_grad or p._version != version:
-                    self.updates.append((old, p.detach().clone()))
+            self.quiet -= 1
+            with torch._C.DisableTorchFunction():
+                for p, had_grad, version, old in pending:
+                    if had_grad or p._version != version:
+                        self.updates.append((old, p.detach().clone()))
 
         hooks = [
             optim_module.register_optimizer_step_pre_hook(before_step),
@@ -222,6 +267,15 @@ def assert_events_agree(code: str, case: str) -> None:
     reference.run(code)
     torch.manual_seed(0)
     trace = run_source(code)
+
+    ops = [e for e in trace.events if e["kind"] == "op"]
+    assert [e["op"] for e in ops] == [name for name, _ in reference.ops], case
+    for event, (name, outputs) in zip(ops, reference.ops, strict=True):
+        assert len(event["values"]) == len(outputs), (case, name)
+        if name in UNINITIALISED:
+            continue  # whatever the memory held: it differs from run to run
+        for got, want in zip(event["values"], outputs, strict=True):
+            assert _agrees(got, want), (case, name, got, want)
 
     nodes = [e for e in trace.events if e["kind"] == "node"]
     assert [e["name"] for e in nodes] == [name for name, _, _ in reference.nodes], case
