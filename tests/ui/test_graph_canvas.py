@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
 from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.graph_model import LEAF
 from autograd_viz.core.runner import run_source
 from autograd_viz.resources import DEFAULT_EXAMPLE
+from autograd_viz.ui._edges_item import _room_beside
 from autograd_viz.ui._graph_style import STYLES
 from autograd_viz.ui.graph_canvas import GraphCanvas, describe
 
@@ -159,3 +161,18 @@ def test_only_the_latest_of_two_big_traces_is_drawn(qtbot) -> None:
     canvas.show_trace(second)
     qtbot.waitUntil(lambda: not canvas.laying_out, timeout=60_000)
     assert drawn == [second] and canvas.trace is second
+
+
+def test_an_op_label_is_shortened_only_where_it_would_run_into_its_neighbour() -> None:
+    row, other_row = 10, 60
+    points = {
+        "a": QPointF(0, row),
+        "b": QPointF(90, row),
+        "c": QPointF(300, row),
+        "d": QPointF(90, other_row),
+    }
+    half = {"a": 40.0, "b": 45.0, "c": 20.0, "d": 80.0}
+    room = _room_beside(points, half)
+    assert room["a"] == 90 - 45 - 4  # its right neighbour's label starts there
+    assert room["b"] == min(90 - 40 - 4, 210 - 20 - 4)  # the nearer squeeze wins
+    assert room["d"] == float("inf")  # alone on its row: any length fits

@@ -30,6 +30,24 @@ COMPACT_DX_PX = 48.0
 LABEL_MIN_DY_PX = 44.0
 
 
+def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
+    """For each point, the half width its label may take before it runs into the label of
+    the next point on its row (whose own half width is `half`), with a small gap."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for key, p in points.items():
+        rows.setdefault(round(p.y()), []).append((p.x(), key))
+    room: dict[str, float] = {}
+    for members in rows.values():
+        members.sort()
+        for i, (x, key) in enumerate(members):
+            room[key] = math.inf
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(members):
+                    other_x, other = members[j]
+                    room[key] = min(room[key], abs(other_x - x) - half[other] - 4)
+    return room
+
+
 def short_op_name(name: str) -> str:
     """MulBackward0 → Mul, AccumulateGrad → Acc: for labels when the zoom leaves little room."""
     if name == "AccumulateGrad":
@@ -271,6 +289,24 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setPen(frame_colour)
             painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
 
+    def _label_half_widths(self, keys) -> dict[str, float]:
+        """Half the width of each node's widest label line, as drawn in full."""
+        op = QFontMetricsF(self._op_font)
+        title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+        half: dict[str, float] = {}
+        for key in keys:
+            node = self._graph.nodes[key]
+            if node.kind in (OPERATION, ACCUMULATE):
+                half[key] = op.horizontalAdvance(node.title) / 2
+            else:
+                texts = (node.detail, node.grad)
+                if self.frame is not None and key in self.frame.labels:
+                    texts = self.frame.labels[key]  # what this moment of playback shows
+                lines = [title.horizontalAdvance(node.title)]
+                lines += [detail.horizontalAdvance(t) for t in texts if t]
+                half[key] = max(lines) / 2
+        return half
+
     def _label_extent(self, key: str, centre: QPointF) -> QRectF:
         """Where a node's mark and its label lines can reach on screen (a tensor is given
         all three lines, so a frame drawn around it does not move as .grad appears)."""
@@ -315,13 +351,20 @@ class GraphOverlayItem(pg.GraphicsObject):
         op_metrics = QFontMetricsF(self._op_font)
         compact = self.compact()
         c = self.colours
+        reach = view.adjusted(-200, -100, 200, 100)
+        shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
+        room = _room_beside(shown, self._label_half_widths(shown))
         for key, node in self._graph.nodes.items():
-            centre = screen[key]
-            if not view.adjusted(-200, -100, 200, 100).contains(centre.toPoint()):
+            centre = shown.get(key)
+            if centre is None:
                 continue
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
-                title = short_op_name(node.title) if compact else node.title
+                title = node.title
+                # Shortened at low zoom, or where the full name would run into the label
+                # of the next node on its row (AccumulateGrad beside AddmmBackward0).
+                if compact or op_metrics.horizontalAdvance(title) / 2 > room[key]:
+                    title = short_op_name(title)
                 lines = [(title, self._op_font, op_metrics, c.op)]
             else:
                 detail, grad = node.detail, node.grad
