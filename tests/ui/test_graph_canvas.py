@@ -176,3 +176,18 @@ def test_an_op_label_is_shortened_only_where_it_would_run_into_its_neighbour() -
     assert room["a"] == 90 - 45 - 4  # its right neighbour's label starts there
     assert room["b"] == min(90 - 40 - 4, 210 - 20 - 4)  # the nearer squeeze wins
     assert room["d"] == float("inf")  # alone on its row: any length fits
+
+
+def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
+    from tests.core.test_module_groups import CNN
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(CNN))
+    qtbot.wait(50)
+    (x_low, x_high), (_, y_high) = canvas.getViewBox().viewRange()
+    unit_px = canvas.getViewBox().width() / (x_high - x_low)
+    half = canvas._overlay.label_half_widths(canvas.graph.nodes)
+    for key, node in canvas.graph.nodes.items():  # labels are centred under their node
+        assert x_low <= node.x - half[key] / unit_px, node.title
+        assert node.x + half[key] / unit_px <= x_high, node.title
+    assert max(n.y for n in canvas.graph.nodes.values()) + 0.5 <= y_high  # a frame's title

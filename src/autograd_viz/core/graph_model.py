@@ -293,8 +293,11 @@ def _banded(
         span = range(min(layer_of[v] for v in members), max(layer_of[v] for v in members) + 1)
         per_layer = {x: [v for v in members if layer_of[v] == x] for x in span}
         height = max(len(vs) for vs in per_layer.values())
-        top = 0  # the block's rows and one below it, kept free of other blocks' frames
-        while any(framed[x] & set(range(top, top + height + 1)) for x in span):
+        # The block's rows and one below it stay free of other blocks' frames, in its
+        # layers and the one either side (a frame is wider than its nodes: their labels).
+        near = range(max(0, span.start - 1), min(len(layers), span.stop + 1))
+        top = 0
+        while any(framed[x] & set(range(top, top + height + 1)) for x in near):
             top += 1
         for x in span:
             framed[x].update(range(top, top + height + 1))

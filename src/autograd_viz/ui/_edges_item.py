@@ -289,7 +289,7 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setPen(frame_colour)
             painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
 
-    def _label_half_widths(self, keys) -> dict[str, float]:
+    def label_half_widths(self, keys) -> dict[str, float]:
         """Half the width of each node's widest label line, as drawn in full."""
         op = QFontMetricsF(self._op_font)
         title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
@@ -353,7 +353,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
-        room = _room_beside(shown, self._label_half_widths(shown))
+        room = _room_beside(shown, self.label_half_widths(shown))
         for key, node in self._graph.nodes.items():
             centre = shown.get(key)
             if centre is None:

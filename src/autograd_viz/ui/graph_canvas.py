@@ -358,9 +358,20 @@ class GraphCanvas(pg.PlotWidget):
             extra = max(0.0, MIN_SPAN - (high - low)) / 2
             return low - extra, high + extra
 
-        # Room for the labels under the lowest row and for the legend below them.
+        # Room for the labels under the lowest row and for the legend below them; above
+        # the top row, for the title of a module's frame.
         x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
-        y_low, y_high = span(min(ys) - 1.3, max(ys) + 0.4)
+        below, above = (1.5, 0.75) if self.graph.groups else (1.3, 0.4)
+        y_low, y_high = span(min(ys) - below, max(ys) + above)
+        # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it, in the units
+        # the first guess gives a pixel.
+        width_px = max(1.0, float(self.getViewBox().width()))
+        unit_px = width_px / (x_high - x_low)
+        half = self._overlay.label_half_widths(self.graph.nodes)
+        reach_left = max(half[k] / unit_px - (n.x - x_low) for k, n in self.graph.nodes.items())
+        reach_right = max(n.x + half[k] / unit_px - x_high for k, n in self.graph.nodes.items())
+        x_low -= max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0)
+        x_high += max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0)
         self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
