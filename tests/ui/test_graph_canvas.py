@@ -173,8 +173,8 @@ def test_an_op_label_is_shortened_only_where_it_would_run_into_its_neighbour() -
     }
     half = {"a": 40.0, "b": 45.0, "c": 20.0, "d": 80.0}
     room = _room_beside(points, half)
-    assert room["a"] == 90 - 45 - 4  # its right neighbour's label starts there
-    assert room["b"] == min(90 - 40 - 4, 210 - 20 - 4)  # the nearer squeeze wins
+    assert room["a"] == 90 / 2 - 2  # b's full label leaves less: a gets half the gap
+    assert room["b"] == 90 - 40 - 4  # a's label leaves more than half, and c is far
     assert room["d"] == float("inf")  # alone on its row: any length fits
 
 

@@ -18,7 +18,7 @@ from PySide6.QtGui import (
     QTransform,
 )
 
-from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, UNTRACKED, DrawnGraph
 from autograd_viz.core.player import Frame
 from autograd_viz.ui._graph_style import LIGHT, STYLES, CanvasColours
 
@@ -32,7 +32,8 @@ LABEL_MIN_DY_PX = 44.0
 
 def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
     """For each point, the half width its label may take before it runs into the label of
-    the next point on its row (whose own half width is `half`), with a small gap."""
+    the next point on its row (whose own half width is `half`), with a small gap; at least
+    half the distance between them."""
     rows: dict[float, list[tuple[float, str]]] = {}
     for key, p in points.items():
         rows.setdefault(round(p.y()), []).append((p.x(), key))
@@ -44,7 +45,10 @@ def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str
             for j in (i - 1, i + 1):
                 if 0 <= j < len(members):
                     other_x, other = members[j]
-                    room[key] = min(room[key], abs(other_x - x) - half[other] - 4)
+                    gap = abs(other_x - x)
+                    # What the neighbour's full label leaves, and never less than half
+                    # the gap (the neighbour shortens its own past that half).
+                    room[key] = min(room[key], max(gap - half[other] - 4, gap / 2 - 2))
     return room
 
 
@@ -370,7 +374,15 @@ class GraphOverlayItem(pg.GraphicsObject):
                 detail, grad = node.detail, node.grad
                 if self.frame is not None and key in self.frame.labels:
                     detail, grad = self.frame.labels[key]
-                lines = [(node.title, self._title_font, title_metrics, c.title)]
+                title = node.title
+                too_wide = title_metrics.horizontalAdvance(title) / 2 > room[key]
+                if node.kind == UNTRACKED and too_wide:
+                    # `kaiming_uniform (no_grad)` beside `zero_ (no_grad)`: the grey box and
+                    # its dotted edges already say no_grad; then elide what still collides.
+                    title = title.removesuffix(" (no_grad)")
+                    width = max(2 * room[key], title_metrics.horizontalAdvance("m…"))
+                    title = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
+                lines = [(title, self._title_font, title_metrics, c.title)]
                 if detail:
                     lines.append((detail, self._detail_font, detail_metrics, c.detail))
                 if grad:
