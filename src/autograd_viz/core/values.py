@@ -75,11 +75,9 @@ def tensor_value(
     (when given) only the shape does.
     """
     try:
-        d = t.detach()  # reading a detached view records nothing in the graph
-        shape = list(d.shape)
-        if d.layout is not torch.strided:
-            d = _dense(d)
-        if d is None or d.device.type == "meta":
+        shape = list(t.shape)
+        d = _readable(t)
+        if d is None:
             return TensorValue(shape=shape, data=None)
         n = d.numel()
         if stats_limit is not None and n > stats_limit:
@@ -96,15 +94,19 @@ def tensor_value(
         return None
 
 
-def _dense(t: torch.Tensor) -> torch.Tensor | None:
-    """The numbers of a sparse (or other non-strided) tensor, as a dense copy when that
-    is small enough to make; None otherwise."""
-    if t.numel() > STATS_LIMIT:
-        return None
-    try:
-        return t.to_dense()
-    except Exception:  # a layout without to_dense (nested, quantized, …)
-        return None
+def _readable(t: torch.Tensor) -> torch.Tensor | None:
+    """`t` detached, as a strided tensor whose numbers can be read: a sparse (or other
+    non-strided) tensor as a dense copy when that is small enough to make. None for what
+    has no numbers to read (meta tensors, layouts without `to_dense`)."""
+    d = t.detach()  # reading a detached view records nothing in the graph
+    if d.layout is not torch.strided:
+        if d.numel() > STATS_LIMIT:
+            return None
+        try:
+            d = d.to_dense()
+        except Exception:  # a layout without to_dense (nested, quantized, …)
+            return None
+    return None if d.device.type == "meta" else d
 
 
 def event_value(t: Any) -> dict[str, Any] | None:
@@ -120,11 +122,9 @@ def event_value(t: Any) -> dict[str, Any] | None:
             return _unwrapped_value(t)
         if _functorch.is_legacy_batchedtensor(t):  # is_grads_batched: numbers not readable
             return {"shape": list(t.shape), "data": None, "batched": True}
-        d = t.detach()
-        n = d.numel()
-        if d.layout is not torch.strided:
-            d = _dense(d)
-        if d is None or d.device.type == "meta" or n > STATS_LIMIT:
+        n = t.numel()
+        d = _readable(t) if n <= STATS_LIMIT else None
+        if d is None:
             return {"shape": list(t.shape), "data": None}
         d = d.cpu()
         if n <= EVENT_DATA_LIMIT:
@@ -384,11 +384,9 @@ class TensorValues:
     def take(self, t: torch.Tensor) -> TensorValue | None:
         """A value for `t`, complete once `finish()` has run (it reads `t` then)."""
         try:
-            d = t.detach()  # reading a detached view records nothing in the graph
-            shape = list(d.shape)
-            if d.layout is not torch.strided:
-                d = _dense(d)
-            if d is None or d.device.type == "meta":
+            shape = list(t.shape)
+            d = _readable(t)
+            if d is None:
                 return TensorValue(shape=shape, data=None)
             if d.numel() == 0:
                 return TensorValue(shape=shape, data=_data(d.cpu()))

@@ -357,7 +357,8 @@ class GraphOverlayItem(pg.GraphicsObject):
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
-        room = _room_beside(shown, self.label_half_widths(shown))
+        half = self.label_half_widths(shown)
+        room = _room_beside(shown, half)
         for key, node in self._graph.nodes.items():
             centre = shown.get(key)
             if centre is None:
@@ -367,7 +368,7 @@ class GraphOverlayItem(pg.GraphicsObject):
                 title = node.title
                 # Shortened at low zoom, or where the full name would run into the label
                 # of the next node on its row (AccumulateGrad beside AddmmBackward0).
-                if compact or op_metrics.horizontalAdvance(title) / 2 > room[key]:
+                if compact or half[key] > room[key]:
                     title = short_op_name(title)
                 lines = [(title, self._op_font, op_metrics, c.op)]
             else:

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QWidget
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph, drawn_graph
 from autograd_viz.core.player import Frame, freed_at, freeing
 from autograd_viz.core.trace import Trace
-from autograd_viz.ui._edges_item import GraphOverlayItem
+from autograd_viz.ui._edges_item import COMPACT_DX_PX, GraphOverlayItem
 from autograd_viz.ui._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 from autograd_viz.ui._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 
@@ -365,13 +365,17 @@ class GraphCanvas(pg.PlotWidget):
         y_low, y_high = span(min(ys) - below, max(ys) + above)
         # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it, in the units
         # the first guess gives a pixel.
+        # (Not when the zoom leaves no room for labels: none is drawn, and measuring every
+        # label of a big graph on the GUI thread would be wasted.)
         width_px = max(1.0, float(self.getViewBox().width()))
         unit_px = width_px / (x_high - x_low)
-        half = self._overlay.label_half_widths(self.graph.nodes)
-        reach_left = max(half[k] / unit_px - (n.x - x_low) for k, n in self.graph.nodes.items())
-        reach_right = max(n.x + half[k] / unit_px - x_high for k, n in self.graph.nodes.items())
-        x_low -= max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0)
-        x_high += max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0)
+        if unit_px >= COMPACT_DX_PX:
+            nodes = self.graph.nodes
+            half = self._overlay.label_half_widths(nodes)
+            reach_left = max(half[k] / unit_px - (n.x - x_low) for k, n in nodes.items())
+            reach_right = max(n.x + half[k] / unit_px - x_high for k, n in nodes.items())
+            x_low -= max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0)
+            x_high += max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0)
         self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
