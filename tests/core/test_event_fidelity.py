@@ -188,7 +188,8 @@ class _Reference(TorchFunctionMode):
                 self._leaves.append(weakref.ref(leaf))
         return handles
 
-    def run(self, code: str) -> None:
+    def start(self) -> None:
+        """Record from now on: the mode and the optimizer step hooks (see `stop`)."""
         pending: list[tuple[torch.Tensor, bool, int, torch.Tensor]] = []
 
         def before_step(optimizer: Any, args: Any, kwargs: Any) -> Any:
@@ -222,18 +223,26 @@ class _Reference(TorchFunctionMode):
                     if had_grad or p._version != version:
                         self.updates.append((old, p.detach().clone()))
 
-        hooks = [
+        self._step_hooks = [
             optim_module.register_optimizer_step_pre_hook(before_step),
             optim_module.register_optimizer_step_post_hook(after_step),
         ]
+        self.__enter__()
+
+    def stop(self) -> None:
+        """Stop recording (what `start` installed is removed)."""
+        self.__exit__(None, None, None)
+        for h in self._step_hooks:
+            h.remove()
+
+    def run(self, code: str) -> None:
+        self.start()
         try:
-            with self:
-                exec(compile(code, "<reference>", "exec"), {"__name__": "__main__"})
+            exec(compile(code, "<reference>", "exec"), {"__name__": "__main__"})
         except Exception:
             pass  # the tracer must stop at the same error; the prefixes are compared
         finally:
-            for h in hooks:
-                h.remove()
+            self.stop()
 
 
 def _agrees(value: dict[str, Any] | None, expected: torch.Tensor | None) -> bool:
