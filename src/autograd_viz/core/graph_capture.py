@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from autograd_viz.core.capture import Registry
+from autograd_viz.core.capture import Registry, grad_fn_of, is_leaf
 from autograd_viz.core.trace import TensorInfo, Trace
 from autograd_viz.core.values import TensorValues
 
@@ -64,9 +64,9 @@ def _tensor_info(
         dtype=str(t.dtype).removeprefix("torch."),
         device=str(t.device),
         requires_grad=bool(t.requires_grad),
-        is_leaf=bool(t.is_leaf),
+        is_leaf=is_leaf(t),
         retains_grad=bool(t.retains_grad),
-        grad_fn=registry.node_id(t.grad_fn),
+        grad_fn=registry.node_id(grad_fn_of(t)),
         value=values.take(t),
         grad=values.grad(t),
         output_nr=int(getattr(t, "output_nr", 0)),
@@ -92,14 +92,14 @@ def capture_graph(
         if names.setdefault(tid, name) != name:
             aliases.setdefault(tid, []).append(name)
         objects[tid] = t
-        registry.node_id(t.grad_fn)  # registers the graph behind it
+        registry.node_id(grad_fn_of(t))  # registers the graph behind it
     live = dict(registry.live_tensors())
     wanted = list(names)
     wanted += [n.variable for n in registry.nodes.values() if n.variable in live]
     wanted += [
         tid
         for tid, t in live.items()
-        if tid in referenced and (t.requires_grad or t.grad_fn is not None)
+        if tid in referenced and (t.requires_grad or grad_fn_of(t) is not None)
     ]
     infos: dict[str, TensorInfo] = {}
     values = TensorValues()

@@ -399,9 +399,12 @@ class TensorValues:
     def grad(self, t: torch.Tensor) -> TensorValue | None:
         """`.grad` as PyTorch holds it: None where it keeps none (a non-leaf without
         retain_grad, read without the warning a direct read raises)."""
-        if not (t.is_leaf or t.retains_grad):
+        try:
+            if not (t.is_leaf or t.retains_grad):
+                return None
+            g = t.grad
+        except RuntimeError:  # a view torch will not say more of (see capture.grad_fn_of)
             return None
-        g = t.grad
         return None if g is None else self.take(g)
 
     def finish(self) -> None:

@@ -6,7 +6,7 @@ from torch's global module and optimizer hooks. Every hook is removed when the t
 exits; nothing in torch is patched.
 """
 
-from autograd_viz.core.capture._registry import Registry
+from autograd_viz.core.capture._registry import Registry, grad_fn_of, is_leaf
 from autograd_viz.core.capture._tracer import DEFAULT_MAX_EVENTS, Tracer
 
-__all__ = ["DEFAULT_MAX_EVENTS", "Registry", "Tracer"]
+__all__ = ["DEFAULT_MAX_EVENTS", "Registry", "Tracer", "grad_fn_of", "is_leaf"]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from autograd_viz.core.capture._registry import grad_fn_of
 from autograd_viz.core.values import event_value
 
 if TYPE_CHECKING:
@@ -67,23 +68,31 @@ class BackwardRecorder:
                 "call": self.call,
                 "roots": [tracer.tid(r) for r in tensors],
                 # Giving the roots ids registers (and hooks) any node not seen yet.
-                "root_nodes": [tracer.registry.node_id(r.grad_fn) for r in tensors],
+                "root_nodes": [tracer.registry.node_id(grad_fn_of(r)) for r in tensors],
                 "retain_graph": retain,
                 "create_graph": create,
                 "graph_freed": not retain,
+                "depth": 0,
             }
-            tracer.emit(event)
+            thread = tracer.thread_name()
+            if thread is not None:
+                event["thread"] = thread
+            tracer.hooks_last()
             retained = self._retained_before()
         finally:
             tracer.quiet -= 1
-        outer, tracer.backward = tracer.backward, self
+        event["depth"] = depth = tracer.backward_started(self)
+        tracer.emit(event)
+        ok = False
         try:
             result = self.func(*self.args, **self.kwargs)
+            ok = True
         except BaseException:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
         finally:
-            tracer.backward = outer
+            tracer.backward_ended()
+            tracer.emit({"kind": "backward_end", "line": self.line, "depth": depth, "ok": ok})
         self._retained_after(retained)
         return result
 

@@ -15,6 +15,24 @@ from autograd_viz.core.trace import NodeInfo
 _runs = itertools.count()
 
 
+def grad_fn_of(t: torch.Tensor) -> Any:
+    """`t.grad_fn`, or None where torch refuses to give it: a view made under no_grad
+    whose base was then written in place raises on every read of its grad_fn (and
+    is_leaf). The user's program never asked, so the recorder must not fail there."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
+
+
+def is_leaf(t: torch.Tensor) -> bool:
+    """`t.is_leaf`, read as safely as `grad_fn_of` (no grad_fn is a leaf)."""
+    try:
+        return bool(t.is_leaf)
+    except RuntimeError:
+        return grad_fn_of(t) is None
+
+
 class Registry:
     """Hands out ids `t0, t1, …` for tensors and `n0, n1, …` for autograd nodes.
 

@@ -1,0 +1,128 @@
+"""Calls into `torch.compile`d code: recorded as one op each, never traced into.
+
+Dynamo compiles Python code it finds on the stack, a TorchFunctionMode's
+`__torch_function__` included: left to it, it would compile the recorder's own
+bookkeeping into the user's graph and change what the graph computes. While dynamo
+traces, the mode therefore steps aside (`torch.compiler.is_compiling()`), so the graph
+holds the user's ops alone. When the compiled code then runs, its ops still pass through
+the mode (the graph's own calls, or AOTAutograd's wrappers): they are not the user's
+lines, so each compiled call becomes a single op event, `compiled f`, whose outputs are
+the tensors it made that are still alive when it has returned. The autograd nodes it
+built are given ids then, so its backward is recorded node by node as the engine runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import torch
+
+_TORCH = os.path.dirname(torch.__file__)
+_EVAL_FRAME = os.path.join(_TORCH, "_dynamo", "eval_frame.py")
+# Code that only compiled graphs run: FX graph modules, AOTAutograd's runtime, inductor.
+_COMPILED_DIRS = tuple(
+    os.path.join(_TORCH, *d.split("/")) + os.sep
+    for d in ("_functorch/_aot_autograd", "_inductor", "_dynamo", "_higher_order_ops")
+)
+
+
+def is_compiled_code(filename: str) -> bool:
+    """Whether a frame's file belongs to the machinery that runs a compiled graph (an FX
+    graph module is that too, when it runs inside a compiled call; see Tracer._op_line)."""
+    return filename.startswith("<eval_with_key") or (
+        filename.startswith(_COMPILED_DIRS) and filename != _EVAL_FRAME
+    )
+
+
+def compiled_call(frame: FrameType | None) -> FrameType | None:
+    """The `torch.compile` wrapper frame (dynamo's `compile_wrapper`) at or above `frame`."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "compile_wrapper" and code.co_filename == _EVAL_FRAME:
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def on_stack(target: FrameType, frame: FrameType | None) -> bool:
+    """Whether `target` is `frame` or one of its callers (still running)."""
+    while frame is not None:
+        if frame is target:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def compiled_name(wrapper: FrameType) -> str:
+    """What the user compiled, in their words: `f`, `<lambda>`, or a module's class."""
+    frame: FrameType | None = wrapper
+    for _ in range(8):  # a compiled module: its OptimizedModule is a few callers out
+        if frame is None:
+            break
+        owner = frame.f_locals.get("self")
+        original = getattr(owner, "_orig_mod", None)
+        if isinstance(original, torch.nn.Module):
+            return type(original).__name__
+        frame = frame.f_back
+    fn = wrapper.f_locals.get("fn")
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, torch.nn.Module):
+        return type(owner).__name__
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def call_tensors(wrapper: FrameType) -> list[torch.Tensor]:
+    """The tensors passed to the compiled call (its positional and keyword arguments)."""
+    values = list(wrapper.f_locals.get("args", ()))
+    values += list((wrapper.f_locals.get("kwargs") or {}).values())
+    out: list[torch.Tensor] = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out += [w for w in v if isinstance(w, torch.Tensor)]
+        elif isinstance(v, dict):
+            out += [w for w in v.values() if isinstance(w, torch.Tensor)]
+    return out
+
+
+@dataclass
+class CompiledCall:
+    """One call of compiled code in progress: what it was given and what it made."""
+
+    wrapper: FrameType
+    name: str
+    line: int | None
+    modules: list[str]
+    grad_enabled: bool
+    inputs: list[torch.Tensor]
+    made: list[Any] = field(default_factory=list)  # weak references to the tensors it made
+    ops: int = 0
+
+    def note(self, outputs: list[torch.Tensor]) -> None:
+        """The compiled code's ops made `outputs`."""
+        self.ops += 1
+        for t in outputs:
+            try:
+                self.made.append(weakref.ref(t))
+            except TypeError:
+                pass
+
+    def results(self) -> list[torch.Tensor]:
+        """What it made that is still alive (its results; intermediates have died), each
+        once, in the order made; the arguments it wrote in place come first."""
+        seen: set[int] = set()
+        inputs = {id(t) for t in self.inputs}
+        written: list[torch.Tensor] = []
+        results: list[torch.Tensor] = []
+        for ref in self.made:
+            t = ref()
+            if t is None or id(t) in seen:
+                continue
+            seen.add(id(t))
+            (written if id(t) in inputs else results).append(t)
+        return written + results

@@ -1,0 +1,92 @@
+"""Each regression script prints the same, and exits the same, under `autograd-viz trace`
+as under a plain `python FILE.py`, each in a fresh process of its own; the trace it
+writes holds the backward passes torch ran (nested and threaded ones included)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.core.recorder_regressions import REGRESSIONS
+
+_ENV = dict(os.environ, AUTOGRAD_VIZ_THREADS="1", PYTHONWARNINGS="ignore")
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args, cwd=cwd, env=_ENV, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.parametrize("case", sorted(REGRESSIONS))
+def test_trace_prints_what_python_prints(case: str, tmp_path: Path) -> None:
+    script = tmp_path / f"{case}.py"
+    script.write_text(REGRESSIONS[case], encoding="utf-8")
+    out = tmp_path / "trace.json"
+    plain = _run([sys.executable, str(script)], tmp_path)
+    traced = _run(
+        [sys.executable, "-m", "autograd_viz", "trace", str(script), "--json", str(out)],
+        tmp_path,
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert traced.returncode == 0, traced.stderr
+    assert traced.stdout == plain.stdout
+    trace = json.loads(out.read_text(encoding="utf-8"))
+    assert trace["error"] is None
+    passes = [e for e in trace["events"] if e["kind"] == "backward"]
+    ends = [e for e in trace["events"] if e["kind"] == "backward_end"]
+    assert passes and len(ends) == len(passes)
+    assert any(e["kind"] == "accumulate" for e in trace["events"])
+
+
+def test_the_nested_passes_are_recorded_inside_the_outer_one(tmp_path: Path) -> None:
+    script = tmp_path / "nested.py"
+    script.write_text(REGRESSIONS["checkpoint_reentrant_inner_pass"], encoding="utf-8")
+    out = tmp_path / "trace.json"
+    done = _run(
+        [sys.executable, "-m", "autograd_viz", "trace", str(script), "--json", str(out)],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    events = json.loads(out.read_text(encoding="utf-8"))["events"]
+    shape = [
+        (e["kind"], e.get("depth"), e.get("name"))
+        for e in events
+        if e["kind"] in ("backward", "backward_end", "node")
+    ]
+    assert shape == [
+        ("backward", 0, None),
+        ("node", None, "SumBackward0"),
+        ("backward", 1, None),  # CheckpointFunction's backward runs the recomputed graph
+        ("node", None, "TanhBackward0"),
+        ("node", None, "MmBackward0"),
+        ("node", None, "AccumulateGrad"),
+        ("node", None, "AccumulateGrad"),
+        ("backward_end", 1, None),
+        ("node", None, "CheckpointFunctionBackward"),
+        ("node", None, "AccumulateGrad"),
+        ("backward_end", 0, None),
+    ]
+    recomputed = [e["op"] for e in events if e["kind"] == "op" and e.get("in_backward")]
+    assert recomputed == ["matmul", "tanh"]
+
+
+def test_a_threads_backward_names_the_thread(tmp_path: Path) -> None:
+    script = tmp_path / "threaded.py"
+    script.write_text(REGRESSIONS["backward_on_a_thread"], encoding="utf-8")
+    out = tmp_path / "trace.json"
+    done = _run(
+        [sys.executable, "-m", "autograd_viz", "trace", str(script), "--json", str(out)],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    events = json.loads(out.read_text(encoding="utf-8"))["events"]
+    (backward,) = [e for e in events if e["kind"] == "backward"]
+    assert backward["thread"].startswith("Thread-") and backward["line"] == 5
+    (acc,) = [e for e in events if e["kind"] == "accumulate"]
+    assert acc["after"]["data"] == 3.0
