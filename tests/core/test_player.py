@@ -109,3 +109,23 @@ def test_position_signal_and_bounds() -> None:
     assert not player.step_forward()
     player.seek(10_000)
     assert seen == [len(player.steps) - 1]
+
+
+def test_a_custom_backwards_ops_are_not_forward_steps_and_its_pass_nests() -> None:
+    from autograd_viz.core.player import freeing
+    from tests.core.recorder_regressions import REGRESSIONS
+
+    trace = run_source(REGRESSIONS["checkpoint_reentrant_inner_pass"])
+    player = Player(trace, drawn_graph(trace))
+    forward = [trace.events[s.event_index] for s in player._build_steps(FORWARD)]
+    assert [e["op"] for e in forward if e["kind"] == "op"] == [
+        "tensor", "tensor", "matmul", "tanh", "sum"
+    ]  # fmt: skip
+    recomputed = [e for e in trace.events if e.get("in_backward")]
+    assert [e["op"] for e in recomputed] == ["matmul", "tanh"]
+    outer_end = max(i for i, e in enumerate(trace.events) if e["kind"] == "backward_end")
+    ends = [end for end, _, _ in freeing(trace)]
+    # The outer pass ends just before its backward_end, after the inner pass and the
+    # CheckpointFunctionBackward node that ran it.
+    assert outer_end - 1 in ends
+    assert trace.events[outer_end - 1]["kind"] == "accumulate"

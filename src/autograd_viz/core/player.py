@@ -116,9 +116,7 @@ def freeing(trace: Trace) -> list[tuple[int, int | None, set[str]]]:
     for i, e in enumerate(events):
         if e.get("kind") != "backward" or not e.get("graph_freed"):
             continue
-        end = i
-        while end + 1 < len(events) and events[end + 1].get("kind") in _PASS_KINDS:
-            end += 1
+        end = _pass_end(events, i)
         stack = [n for n in e.get("root_nodes", ()) if n in nexts]
         freed: set[str] = set()
         while stack:
@@ -129,6 +127,22 @@ def freeing(trace: Trace) -> list[tuple[int, int | None, set[str]]]:
             stack.extend(n for n in nexts[nid].next if n in nexts)
         found.append((end, e.get("line"), {n for n in freed if not nexts[n].variable}))
     return found
+
+
+def _pass_end(events: list[dict[str, Any]], start: int) -> int:
+    """The index of the last event of the backward pass that starts at `start`: the event
+    before its `backward_end` (a pass may hold ops and passes of its own), or, in a trace
+    without `backward_end` events, the last of the node events that follow it."""
+    depth = events[start].get("depth")
+    if depth is not None:
+        for j in range(start + 1, len(events)):
+            e = events[j]
+            if e.get("kind") == "backward_end" and e.get("depth") == depth:
+                return j - 1
+    end = start
+    while end + 1 < len(events) and events[end + 1].get("kind") in _PASS_KINDS:
+        end += 1
+    return end
 
 
 def freed_at(freed: list[tuple[int, int | None, set[str]]], index: int) -> set[str]:
@@ -294,6 +308,8 @@ class Player:
         with collections_postponed():
             for i, e in enumerate(self.trace.events):
                 if e.get("kind") in kinds:
+                    if mode == FORWARD and e.get("in_backward"):
+                        continue  # a custom backward's op: not part of the forward pass
                     steps.append(self._step(len(steps), i, e))
         return steps
 
