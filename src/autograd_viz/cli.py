@@ -11,7 +11,7 @@
     autograd-viz landscape FILE.py [--lr LR] [--steps N] [--resolution N] [--span S]
                            [--seed N] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
-                       [--max-nodes N] [--max-events N] [--timeout S]
+                       [--max-nodes N] [--max-events N] [--timeout S] [-- SCRIPT_ARGS…]
     autograd-viz check EXERCISE FILE.py [--timeout S] [--json OUT.json] | check --list
     autograd-viz gradcheck FILE.py [--function NAME] --at X [--at Y]   (see cli_exercises)
     autograd-viz --version
@@ -44,9 +44,14 @@ def _trace_parser() -> argparse.ArgumentParser:
         "The script runs in a child process. Exit code 0: ran cleanly; 1: the script "
         "raised (the trace records the error); 2: bad arguments or unreadable file; "
         "3: it ran past --timeout; 4: it crashed Python (os._exit, a segfault); "
-        "5: it ran out of memory (see AUTOGRAD_VIZ_KERNEL_MEMORY_MB).",
+        "5: it ran out of memory (see AUTOGRAD_VIZ_KERNEL_MEMORY_MB); a script that calls "
+        "sys.exit(N) exits N, as under python.",
+        epilog="The script runs as `python FILE.py` would run it: sys.argv is [FILE.py], its "
+        "folder is sys.path[0], it is the __main__ module. Arguments after -- are the "
+        "script's own: `autograd-viz trace train.py --json out.json -- --epochs 3` gives "
+        "it sys.argv == ['train.py', '--epochs', '3'].",
     )
-    parser.add_argument("file", type=Path, help="the Python script to run")
+    parser.add_argument("file", help="the Python script to run")
     parser.add_argument(
         "--timeout",
         type=float,
@@ -179,9 +184,26 @@ def read_source(path: Path) -> str:
         raise SystemExit(f"autograd-viz: {exc}") from None
 
 
+def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(our arguments, the script's): the script's are all those after the first `--`."""
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]
+
+
 def trace_main(argv: list[str]) -> int:
     """`autograd-viz trace`: run a script in a child process and write its trace."""
-    args = _trace_parser().parse_args(argv)
+    ours, script_args = split_script_args(argv)
+    parser = _trace_parser()
+    args, unknown = parser.parse_known_args(ours)
+    if unknown:
+        parser.error(
+            f"unrecognized arguments: {' '.join(unknown)} (the script's own arguments go "
+            f"after --: autograd-viz trace {args.file} -- {' '.join(unknown)})"
+        )
+    args.file_as_typed, args.file = args.file, Path(args.file)  # sys.argv[0] is as typed
+    args.script_args = script_args
     try:
         code = read_source(args.file)
     except SystemExit as exc:
@@ -194,7 +216,7 @@ def trace_main(argv: list[str]) -> int:
     from autograd_viz import cli_trace
 
     if args.child_status is None:
-        return cli_trace.run_in_child(argv, args.file, args.timeout)
+        return cli_trace.run_in_child(ours, script_args, args.file, args.timeout)
     return cli_trace.trace_here(args, code)
 
 

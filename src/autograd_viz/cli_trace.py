@@ -1,13 +1,16 @@
 """`autograd-viz trace` runs the script in a child Python process, watched by this one.
 
 The parent (the command the user typed) imports no torch: it starts
-`python -m autograd_viz trace FILE --child-status STATUS …`, lets the child's stdout and
-stderr through untouched, and waits. The child writes two lines to the STATUS file: one
-when the user's code is about to run (the timeout counts from there, so importing torch is
-not the script's time) and one with its exit code when the trace is written. A child that
-ends without that second line died in the user's code (`os._exit`, a segfault, the
-system's OOM killer): the parent says so in one line. Whatever happens, the parent kills
-the child's process group at the end, so nothing the script started outlives the command.
+`python -P -m autograd_viz trace FILE … --child-status STATUS -- ARGS…`, lets the child's
+stdout and stderr through untouched, and waits. The child runs the script as `python FILE
+ARGS…` would (script_context): its argv, its folder first on sys.path, its own `__main__`
+module, the recursion limit's headroom, `sys.exit(N)` as its exit code. The child writes
+two lines to the STATUS file: one when the user's code is about to run (the timeout counts
+from there, so importing torch is not the script's time) and one with its exit code when
+the trace is written. A child that ends without that second line died in the user's code
+(`os._exit`, a segfault, the system's OOM killer): the parent says so in one line.
+Whatever happens, the parent kills the child's process group at the end, so nothing the
+script started outlives the command.
 """
 
 from __future__ import annotations
@@ -77,13 +80,17 @@ def _kill_group(process: subprocess.Popen) -> None:
             process.kill()
 
 
-def run_in_child(argv: list[str], file: Path, timeout: float | None) -> int:
-    """Run `trace argv` in a child process; the exit code and a one-line message on failure."""
+def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: float | None) -> int:
+    """Run `trace argv -- script_args` in a child process; the exit code, and a one-line
+    message on failure."""
     handle, status_path = tempfile.mkstemp(prefix="autograd-viz-trace-", suffix=".status")
     os.close(handle)
     env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    command = self_command("trace", *argv, "--child-status", status_path)
+    # The child starts with `-P` where Python has it (self_command), so the caller's working
+    # directory is not on its sys.path: our package comes from PYTHONPATH, the script's
+    # folder is put first by as_python_script, as `python FILE` does.
+    command = self_command("trace", *argv, "--child-status", status_path, "--", *script_args)
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop it
@@ -156,6 +163,8 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
     from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES
     from autograd_viz.core.limits import apply_process_limits, is_out_of_memory, memory_limit_words
     from autograd_viz.core.runner import resolve_device, run_source, set_torch_threads
+    from autograd_viz.core.script_context import as_python_script, main_module, script_folder
+    from autograd_viz.core.self_command import is_frozen
 
     try:
         device = resolve_device(args.device)
@@ -169,7 +178,14 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
     except ValueError as exc:  # a malformed AUTOGRAD_VIZ_KERNEL_MEMORY_MB
         print(f"autograd-viz: {exc}", file=sys.stderr)
         return finish(EXIT_USAGE)
-    namespace = {"__name__": "__main__", "__file__": str(args.file)}
+    main = main_module(args.file_as_typed)
+    script = as_python_script(
+        [args.file_as_typed, *args.script_args],
+        main,
+        script_folder(args.file),
+        # Without -P (Python 3.10) `python -m` put the working directory first: replace it.
+        replace_first_path=not getattr(sys.flags, "safe_path", False) and not is_frozen(),
+    )
     redirect = (
         contextlib.redirect_stdout(sys.stderr)
         if args.json_out is None
@@ -181,11 +197,11 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
             out.write(name + "\n")
 
     phase(_STARTED)
-    with redirect:
+    with redirect, script:
         trace = run_source(
             code,
             str(args.file),
-            namespace,
+            main.__dict__,
             max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
             max_events=args.max_events or DEFAULT_MAX_EVENTS,
             device=device,
@@ -210,4 +226,9 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
         where = f"{args.file}" + (f", line {line}," if line else "")
         limit = memory_limit_words("the script")
         return finish(EXIT_OUT_OF_MEMORY, f"{where} ran out of memory; {limit}.")
-    return finish(EXIT_USER_ERROR if trace.errors else EXIT_OK)
+    if not trace.errors:
+        return finish(EXIT_OK)
+    # As under python: N for sys.exit(N), 1 (EXIT_USER_ERROR) for an exception; a syntax
+    # error ran nothing and has no run_end.
+    run_end = next((e for e in reversed(trace.events) if e["kind"] == "run_end"), {})
+    return finish(run_end.get("exit_code") or EXIT_USER_ERROR)

@@ -17,7 +17,6 @@ from autograd_viz.cli import (
     EXIT_OK,
     EXIT_OUT_OF_MEMORY,
     EXIT_TIMEOUT,
-    EXIT_USER_ERROR,
 )
 from autograd_viz.core.limits import MEMORY_ENV
 from autograd_viz.resources import EXAMPLES
@@ -101,13 +100,17 @@ def test_running_out_of_memory_is_exit_code_5_with_the_trace(tmp_path: Path) -> 
     assert error["line"] == 3 and "can't allocate memory" in error["message"]
 
 
-def test_sys_exit_is_the_scripts_error_not_a_crash(tmp_path: Path) -> None:
+def test_sys_exit_is_the_scripts_exit_code_not_a_crash(tmp_path: Path) -> None:
+    # As under python: sys.exit(N) exits N (the trace records where), sys.exit(0) is clean.
     out = tmp_path / "t.json"
     done, _ = _trace(_script(tmp_path, "import sys\nsys.exit(3)\n"), "--json", str(out))
-    assert done.returncode == EXIT_USER_ERROR
+    assert done.returncode == 3
     (error,) = [e for e in json.loads(out.read_text())["events"] if e["kind"] == "error"]
     assert error["type"] == "SystemExit" and error["line"] == 2
     assert error["message"].startswith("sys.exit(3) was called")
+    done, _ = _trace(_script(tmp_path, "import sys\nsys.exit(0)\n"), "--json", str(out))
+    assert done.returncode == EXIT_OK
+    assert not [e for e in json.loads(out.read_text())["events"] if e["kind"] == "error"]
 
 
 def test_a_normal_run_still_writes_the_trace(tmp_path: Path) -> None:

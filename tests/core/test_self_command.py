@@ -10,8 +10,10 @@ from autograd_viz.core import self_command as sc
 
 def test_from_an_install_it_is_python_dash_m(monkeypatch) -> None:
     monkeypatch.delattr(sys, "frozen", raising=False)
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # the cwd stays off sys.path
     assert sc.self_command("trace", "x.py") == [
         sys.executable,
+        *safe_path,
         "-m",
         "autograd_viz",
         "trace",

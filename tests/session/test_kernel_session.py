@@ -29,7 +29,7 @@ def session(qtbot):
     s.shutdown()
 
 
-def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000):
+def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000, **where: str):
     out: list[str] = []
     err: list[str] = []
     s.stdout.connect(out.append)
@@ -38,7 +38,7 @@ def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000):
         qtbot.waitSignal(s.trace_ready, timeout=timeout) as got,
         qtbot.waitSignal(s.run_finished, timeout=timeout),
     ):
-        s.run(code)
+        s.run(code, **where)
     s.stdout.disconnect(out.append)
     s.stderr.disconnect(err.append)
     return got.args[0], "".join(out), "".join(err)
@@ -71,6 +71,38 @@ def test_exception_reports_line_and_traceback(qtbot, session) -> None:
     (error,) = trace.errors
     assert error["line"] == 3 and error["type"] == "RuntimeError"
     assert 'File "<editor>", line 3' in err
+
+
+AS_FILE = """import pickle, sys
+import helper
+class Point:
+    pass
+def f(n):
+    return 0 if n == 0 else f(n - 1) + 1
+print(sys.argv, sys.path[0], helper.VALUE, len(pickle.dumps(Point())) > 0, f(990))
+sys.exit(0)
+print("not reached")
+"""
+
+
+def test_a_saved_file_runs_as_python_runs_it(qtbot, session, tmp_path) -> None:
+    # argv, sys.path[0], __main__ and the recursion limit as under `python FILE`, put back
+    # afterwards; sys.exit(0) is a clean end, sys.exit(3) an error shown as before.
+    (tmp_path / "helper.py").write_text("VALUE = 'sibling'\n")
+    path = str(tmp_path / "lesson.py")
+    trace, out, err = _run(qtbot, session, AS_FILE, path=path)
+    assert out.splitlines() == [f"{[path]} {tmp_path} sibling True 990"]
+    assert trace.errors == [] and err == ""
+    _, out, _ = _run(qtbot, session, f"import sys\nprint(sys.argv, {str(tmp_path)!r} in sys.path)")
+    assert out.strip() == "['<editor>'] False"  # unsaved: the editor's name; the folder gone
+    trace, out, err = _run(qtbot, session, "import sys\nprint('x')\nsys.exit(3)\n")
+    (error,) = trace.errors
+    assert error["type"] == "SystemExit" and error["line"] == 3
+    assert "SystemExit: 3" in err and out == "x\n"
+    _, out, _ = _run(
+        qtbot, session, "import pickle\nclass C: pass\nprint(len(pickle.dumps(C())))\n", space="lab"
+    )
+    assert out.strip().isdigit()  # a named space is a __main__ module of its own too
 
 
 def test_stop_interrupts_and_keeps_variables(qtbot, session) -> None:

@@ -208,19 +208,25 @@ def test_a_dead_kernel_is_reported_and_replaced(qtbot, window, table, case, code
 
 
 def test_sys_exit_stops_the_script_not_the_kernel(qtbot, window, table) -> None:
-    row = table.row("sys.exit()", "SystemExit shown at its line; the kernel is not affected")
+    row = table.row(
+        "sys.exit(2)", "SystemExit shown at its line; the kernel is not affected; exit 0 is clean"
+    )
     pid = window.session.kernel_pid
-    code = "import sys\nkept = 'still here'\nsys.exit()\nprint('not reached')\n"
+    code = "import sys\nkept = 'still here'\nsys.exit(2)\nprint('not reached')\n"
     with EventLoopWatch() as watch:
         trace = run_and_wait(qtbot, window, code)
     (error,) = trace.errors
     assert error["type"] == "SystemExit" and error["line"] == 3
-    assert "sys.exit() was called" in window.editor.error_message
+    assert "sys.exit(2) was called" in window.editor.error_message
     assert window.editor.error_line == 3
     assert not console_has(window, "not reached")
     assert window.session.kernel_pid == pid
     run_and_wait(qtbot, window, "print('kept is', kept)")
     qtbot.waitUntil(lambda: console_has(window, "kept is still here"), timeout=5_000)
+    trace = run_and_wait(qtbot, window, "import sys\nprint('clean')\nsys.exit()\n")
+    assert trace.errors == [] and window.editor.error_line is None  # as python: exit 0
+    qtbot.waitUntil(lambda: console_has(window, "clean"), timeout=5_000)
+    assert "SystemExit" not in window.console.plain_text().rsplit("clean", 1)[1]
     assert watch.longest_gap_ms < MAX_GAP_MS
     row.passed("ipykernel keeps running: SystemExit marked on line 3; variables kept", watch)
 

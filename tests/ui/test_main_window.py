@@ -94,6 +94,16 @@ def test_syntax_error_marks_line_and_runs_nothing(qtbot, window) -> None:
     assert window.editor.error_line is None and not trace.errors
 
 
+def test_a_saved_file_runs_as_that_file(qtbot, window, tmp_path) -> None:
+    # As `python lesson.py`: its path is sys.argv[0] and its folder sys.path[0].
+    path = tmp_path / "lesson.py"
+    path.write_text("import sys\nprint('argv', sys.argv, sys.path[0])\n", encoding="utf-8")
+    assert window.document.open_path(path)
+    _run_typed(qtbot, window, window.editor.text())
+    said = f"argv {[str(window.document.path)]} {window.document.path.resolve().parent}"
+    qtbot.waitUntil(lambda: said in window.console.plain_text(), timeout=5_000)
+
+
 def test_text_survives_a_kernel_crash(qtbot, window) -> None:
     code = "import os\nos._exit(3)\n# keep me\n"
     window.editor.set_text(code)

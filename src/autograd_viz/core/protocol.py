@@ -7,12 +7,12 @@ protocol version. User code crosses as a string literal, never pickled.
 
 from __future__ import annotations
 
-import builtins
 import gc
 import importlib
 import json
 import sys
 import traceback
+import types
 from typing import Any
 
 from autograd_viz.core.trace import TRACE_MIME, Trace
@@ -41,15 +41,29 @@ __all__ = [
 EVENTS_PER_CHUNK = 2_000
 
 # Namespaces other than the kernel's globals (the lab keeps its w, x, b apart from the
-# editor's variables). They live as long as the kernel process.
-_SPACES: dict[str, dict[str, Any]] = {}
+# editor's variables), each the namespace of a `__main__` module of its own, which is
+# sys.modules['__main__'] while code runs there. They live as long as the kernel process.
+_SPACES: dict[str, types.ModuleType] = {}
 
 
 def namespace_for(space: str, kernel_globals: dict[str, Any]) -> dict[str, Any]:
-    """The namespace code runs in: "" is the kernel's globals, any other name its own dict."""
+    """The namespace code runs in: "" is the kernel's globals, any other name its own."""
     if not space:
         return kernel_globals
-    return _SPACES.setdefault(space, {"__name__": "__main__", "__builtins__": builtins})
+    if space not in _SPACES:
+        from autograd_viz.core.script_context import main_module
+
+        _SPACES[space] = main_module()
+    return _SPACES[space].__dict__
+
+
+def _main_module_of(namespace: dict[str, Any]) -> types.ModuleType | None:
+    """The `__main__` module whose namespace this is (IPython's user module holds the
+    kernel's globals), so pickle finds the classes defined there; None when none is."""
+    main = sys.modules.get("__main__")
+    if main is not None and getattr(main, "__dict__", None) is namespace:
+        return main
+    return next((m for m in _SPACES.values() if m.__dict__ is namespace), None)
 
 
 def setup_request(threads: int | None = None) -> str:
@@ -60,14 +74,20 @@ def setup_request(threads: int | None = None) -> str:
 
 
 def run_request(
-    code: str, filename: str = "<editor>", space: str = "", device: str | None = None
+    code: str,
+    filename: str = "<editor>",
+    space: str = "",
+    device: str | None = None,
+    path: str | None = None,
 ) -> str:
     """Code that runs the user's `code` under capture in the kernel (in `space`, if named),
-    with `device` (auto, cpu, cuda:N) as torch's default device when given."""
+    with `device` (auto, cpu, cuda:N) as torch's default device when given, as the file
+    saved at `path` (its sys.argv[0] and sys.path[0]) when there is one."""
+    tail = f", path={path!r}" if path else ""  # unsaved: the request stays as it was
     return (
         "import autograd_viz.core.protocol as __avz\n"
         f"__avz.kernel_run({code!r}, {filename!r}, __avz.namespace_for({space!r}, globals()), "
-        f"{device!r})\n"
+        f"{device!r}{tail})\n"
         "del __avz\n"
     )
 
@@ -125,20 +145,37 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
 
 
 def kernel_run(
-    code: str, filename: str, namespace: dict[str, Any], device: str | None = None
+    code: str,
+    filename: str,
+    namespace: dict[str, Any],
+    device: str | None = None,
+    path: str | None = None,
 ) -> None:
-    """Runs inside the kernel: execute user code under capture and publish the trace."""
+    """Runs inside the kernel: execute user code under capture and publish the trace.
+
+    The code sees what `python FILE` would show it: sys.argv is [path] ([filename] when
+    unsaved), the saved file's folder is sys.path[0], `__main__` is its namespace's module;
+    all put back afterwards. `sys.exit(0)` ends it cleanly; another code is an error.
+    """
     from autograd_viz.core.limits import is_out_of_memory, memory_limit_words
     from autograd_viz.core.output_budget import budgeted_output
     from autograd_viz.core.runner import resolve_device, run_source
+    from autograd_viz.core.script_context import as_python_script, script_folder
 
     try:
         device = resolve_device(device)
     except (RuntimeError, ValueError) as exc:  # a device this kernel does not have
         sys.stderr.write(f"Device {device!r}: {exc}. Running on the default device.\n")
         device = None
-    with budgeted_output():  # a flood of prints is cut here, before it crosses to the app
+    script = as_python_script(
+        [path or filename], _main_module_of(namespace), script_folder(path) if path else None
+    )
+    with budgeted_output(), script:  # a flood of prints is cut before it crosses to the app
         trace = run_source(code, filename, namespace, device=device)
+        if trace.error is not None and trace.error["type"] == "SystemExit":
+            # run_source printed what Python prints for sys.exit(N) (nothing, or its
+            # message); the console shows the traceback of where the script stopped.
+            sys.stderr.write(trace.error["traceback"])
     if is_out_of_memory(trace.error):
         sys.stderr.write(
             f"The code ran out of memory; {memory_limit_words('the kernel')}. "

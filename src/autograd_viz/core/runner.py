@@ -14,6 +14,7 @@ import torch
 
 from autograd_viz.core.capture import DEFAULT_MAX_EVENTS, Registry, Tracer
 from autograd_viz.core.graph_capture import DEFAULT_MAX_NODES, capture_graph
+from autograd_viz.core.script_context import exit_status, recursion_headroom
 from autograd_viz.core.trace import Trace
 
 # Frames of ours (and torch's dispatch to our mode) that a user's traceback should not show.
@@ -72,7 +73,7 @@ def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
     message = str(exc)
     if isinstance(exc, SystemExit):  # str() is "" or the bare code: say what happened
         called = "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
-        message = f"{called} was called: the script stopped here (Python itself carries on)"
+        message = f"{called} was called: the script stopped here, exit code {exit_status(exc)[0]}"
     return {
         "kind": "error",
         "type": type(exc).__name__,
@@ -99,6 +100,9 @@ def run_source(
     A syntax error runs nothing. An exception (KeyboardInterrupt included) stops the
     code where it happened; its traceback is printed to stderr and recorded as an
     error event, and the graph of whatever exists by then is still captured.
+    `sys.exit()` is Python's: 0 or None is a clean end (no error event); another code is
+    an error event, and stderr gets what Python prints for it (a message, not a traceback).
+    `run_end` carries the exit code `python FILE` would have ended with.
     """
     namespace = namespace if namespace is not None else {"__name__": "__main__"}
     device = resolve_device(device)
@@ -125,19 +129,28 @@ def run_source(
     try:
         if device is not None:
             torch.set_default_device(device)
-        with tracer:
+        with tracer, recursion_headroom(sys._getframe()):
             exec(compiled, namespace)
+        exit_code = 0
     except BaseException as exc:  # the user's error, whatever it is, belongs in the trace
-        tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
-        event = _error_event(exc, tb, filename)
-        trace.events.append(event)
-        sys.stderr.write(event["traceback"])
+        exit_code, said = exit_status(exc) if isinstance(exc, SystemExit) else (1, None)
+        if exit_code != 0:
+            tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
+            event = _error_event(exc, tb, filename)
+            trace.events.append(event)
+            sys.stderr.write(event["traceback"] if said is None else said)
     finally:
         if device is not None:
             torch.set_default_device(previous_device)
     seconds = round(time.perf_counter() - started, 6)
     trace.events.append(
-        {"kind": "run_end", "line": None, "seconds": seconds, "ok": not trace.errors}
+        {
+            "kind": "run_end",
+            "line": None,
+            "seconds": seconds,
+            "ok": not trace.errors,
+            "exit_code": exit_code,
+        }
     )
     if tracer.events_capped:
         trace.notes.append(

@@ -39,7 +39,7 @@ class KernelSession(QObject):
     start_failed = Signal(str)
 
     _start = Signal()
-    _run = Signal(str, str, str, str)
+    _run = Signal(str, str, str, str, str)
     _call = Signal(str, str, str, str)
     _restart = Signal()
     _attach = Signal(str)
@@ -105,14 +105,15 @@ class KernelSession(QObject):
         """The device editor runs use from now on: "auto", "cpu" or "cuda:N"."""
         self.device_choice = device
 
-    def run(self, code: str, filename: str = "<editor>", space: str = "") -> None:
+    def run(self, code: str, filename: str = "<editor>", space: str = "", path: str = "") -> None:
         """Run code in the kernel under capture; trace_ready and run_finished follow.
 
         `space` names a namespace of its own (e.g. "lab"); "" is the editor's globals.
+        `path` is the file the code was saved as ("" when unsaved): it runs as that file.
         """
         # The editor's runs go to the chosen device; the lab and other panes keep the default.
         device = self.device_choice if not space and self.device_choice != "auto" else ""
-        self._run.emit(code, filename, space, device)
+        self._run.emit(code, filename, space, device, path)
 
     def call(
         self, function: str, tag: str, arguments: dict[str, Any] | None = None, space: str = ""

@@ -332,15 +332,17 @@ class KernelWorker(QObject):
         self.restart()
 
     # ---- running code ------------------------------------------------------------
-    @Slot(str, str, str, str)
-    def run(self, code: str, filename: str, space: str = "", device: str = "") -> None:
+    @Slot(str, str, str, str, str)
+    def run(
+        self, code: str, filename: str, space: str = "", device: str = "", path: str = ""
+    ) -> None:
         """Run user code under capture; emits the trace, the output and run_done."""
         if self.kc is None:
             self.stderr.emit("The kernel is not running; restart it and try again.\n")
             self.run_done.emit(False)
             return
         self.state.emit("busy")
-        ok = self._execute(run_request(code, filename, space, device or None))
+        ok = self._execute(run_request(code, filename, space, device or None, path or None))
         if ok is not None:  # None: the kernel died or was replaced, which set the state
             self.state.emit("idle")
         self.run_done.emit(bool(ok))

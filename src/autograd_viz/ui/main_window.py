@@ -286,7 +286,7 @@ class MainWindow(QMainWindow):
         self.editor.clear_error()
         path = self.document.path
         self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
-        self.session.run(self.editor.text(), SOURCE_NAME)
+        self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
 
     def restart_kernel(self) -> None:
         """Start a fresh kernel; the editor text is untouched."""
