@@ -30,12 +30,20 @@ _COMPILED_DIRS = tuple(
 )
 
 
+_KNOWN: dict[str, bool] = {}  # per file name: is_compiled_code (asked for every op)
+
+
 def is_compiled_code(filename: str) -> bool:
     """Whether a frame's file belongs to the machinery that runs a compiled graph (an FX
     graph module is that too, when it runs inside a compiled call; see Tracer._op_line)."""
-    return filename.startswith("<eval_with_key") or (
-        filename.startswith(_COMPILED_DIRS) and filename != _EVAL_FRAME
-    )
+    known = _KNOWN.get(filename)
+    if known is None:
+        known = filename.startswith("<eval_with_key") or (
+            filename.startswith(_COMPILED_DIRS) and filename != _EVAL_FRAME
+        )
+        if len(_KNOWN) < 10_000:
+            _KNOWN[filename] = known
+    return known
 
 
 def compiled_call(frame: FrameType | None) -> FrameType | None:

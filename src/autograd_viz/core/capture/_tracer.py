@@ -51,13 +51,27 @@ _torch_functions_off = torch._C.DisableTorchFunction
 # would count our copies. Below every user mode, only when one is active.
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _dispatch_off = torch._C._DisableTorchDispatch
-_NO_GUARD = contextlib.nullcontext()
 
 
 def unseen() -> Any:
     """A guard for the recorder's own reads of tensors: no user TorchFunctionMode or
     subclass `__torch_function__`, no user TorchDispatchMode sees them."""
-    return _Unseen()
+    return _Unseen() if _dispatch_modes() else _torch_functions_off()
+
+
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ of the user's
+
+
+def _plain(result: Any) -> bool:
+    """Whether reading `result` can reach no code of the user's: a plain tensor (or
+    none), and no TorchDispatchMode active. The common case skips the guard's cost."""
+    if _dispatch_modes():
+        return False
+    if type(result) in _PLAIN_TYPES or result is None:
+        return True
+    if isinstance(result, (tuple, list)):
+        return all(type(t) in _PLAIN_TYPES or not isinstance(t, torch.Tensor) for t in result)
+    return not isinstance(result, torch.Tensor)
 
 
 class _Unseen:
@@ -65,7 +79,7 @@ class _Unseen:
 
     def __enter__(self) -> None:
         function = _torch_functions_off()
-        dispatch = _dispatch_off() if _dispatch_modes() else _NO_GUARD
+        dispatch = _dispatch_off()
         function.__enter__()
         dispatch.__enter__()
         self._guards = (dispatch, function)
@@ -433,8 +447,11 @@ class Tracer:
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             self.snapshots.changed()
-        with unseen():
+        if _plain(result) and (not inplace or _plain(args[0] if args else None)):
             self._op(name, args, kwargs, result, inplace)
+        else:
+            with unseen():
+                self._op(name, args, kwargs, result, inplace)
         return result
 
     def _call_warning_at_user_line(self, func: Any, args: tuple, kwargs: dict) -> Any:
