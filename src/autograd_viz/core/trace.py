@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-TRACE_VERSION = 3  # 2: tensors gained `aliases`; 3: run_end gained `exit_code`
+TRACE_VERSION = 3  # 2: tensors gained `aliases`; 3: run_end `exit_code`, nested passes
 TRACE_MIME = "application/vnd.autograd-viz.trace+json"
 
 

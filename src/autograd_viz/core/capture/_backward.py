@@ -58,8 +58,7 @@ class BackwardRecorder:
     def run(self) -> Any:
         """Record the backward event, run the real call with recording on, then finish."""
         tracer = self.tracer
-        tracer.quiet += 1
-        try:
+        with tracer.own_reads():
             roots, retain, create = self._options()
             tensors = [r for r in roots if isinstance(r, torch.Tensor)]
             event = {
@@ -79,8 +78,6 @@ class BackwardRecorder:
                 event["thread"] = thread
             tracer.hooks_last()
             retained = self._retained_before()
-        finally:
-            tracer.quiet -= 1
         event["depth"] = depth = tracer.backward_started(self)
         tracer.emit(event)
         ok = False
@@ -106,8 +103,7 @@ class BackwardRecorder:
     def _retained_after(self, retained: list[tuple[str, torch.Tensor, Any]]) -> None:
         """A `retained_grad` event for each retained .grad this pass changed."""
         tracer = self.tracer
-        tracer.quiet += 1
-        try:
+        with tracer.own_reads():
             for tid, t, before in retained:
                 after = event_value(t.grad)  # compared now, so taken now (not deferred)
                 if after != before:
@@ -120,8 +116,6 @@ class BackwardRecorder:
                             "after": after,
                         }
                     )
-        finally:
-            tracer.quiet -= 1
 
     def leaf_before(self, nid: str, leaf: torch.Tensor | None) -> None:
         """AccumulateGrad is about to run: remember the leaf's .grad as it is now."""

@@ -13,6 +13,7 @@ built are given ids then, so its backward is recorded node by node as the engine
 
 from __future__ import annotations
 
+import contextlib
 import os
 import weakref
 from dataclasses import dataclass, field
@@ -115,10 +116,8 @@ class CompiledCall:
         """The compiled code's ops made `outputs`."""
         self.ops += 1
         for t in outputs:
-            try:
+            with contextlib.suppress(TypeError):  # a tensor-like without weak references
                 self.made.append(weakref.ref(t))
-            except TypeError:
-                pass
 
     def results(self) -> list[torch.Tensor]:
         """What it made that is still alive (its results; intermediates have died), each

@@ -8,6 +8,8 @@ import torch
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
+_is_compiling = torch.compiler.is_compiling
+
 if TYPE_CHECKING:
     from autograd_viz.core.capture._tracer import Tracer
 
@@ -64,16 +66,24 @@ class ModuleAndOptimizerHooks:
             name = self._names.setdefault(id(module), type(module).__name__)
         return name
 
+    # Dynamo inlines global hooks into what it compiles; there they must do nothing (a
+    # compiled call is one op event, see _compiled.py), or they would become its code.
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
+        if _is_compiling():
+            return
         self._stack.append(self.module_name(module))
         self._shared = None
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if _is_compiling():
+            return
         if self._stack:
             self._stack.pop()
         self._shared = None
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
+        if _is_compiling():
+            return None
         tracer = self.tracer
         # torch passes the step's own arguments: (optimizer, closure?) and kwargs.
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
@@ -108,6 +118,8 @@ class ModuleAndOptimizerHooks:
         return (args[0], recorded_closure, *args[2:]), kwargs
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        if _is_compiling():
+            return
         tracer = self.tracer
         try:
             with torch._C.DisableTorchFunction():

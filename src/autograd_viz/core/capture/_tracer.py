@@ -117,6 +117,24 @@ class _Mode(TorchFunctionMode):
         return tracer.dispatch(func, args, kwargs or {})
 
 
+class _OwnReads:
+    __slots__ = ("_guard", "_tracer")
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+
+    def __enter__(self) -> None:
+        self._tracer.quiet += 1
+        self._guard = unseen()
+        self._guard.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._guard.__exit__(*exc)
+        finally:
+            self._tracer.quiet -= 1
+
+
 class Tracer:
     """Records everything torch does while user code runs inside `with tracer:`."""
 
@@ -316,6 +334,11 @@ class Tracer:
         return threading.current_thread().name
 
     # ---- recording helpers ----------------------------------------------------------
+    def own_reads(self) -> _OwnReads:
+        """A block where the recorder reads tensors for itself: nothing in it is
+        recorded, and no subclass or mode of the user's sees it."""
+        return _OwnReads(self)
+
     def user_line(self) -> int | None:
         """The line of the user's code that is running now (the innermost one)."""
         frame = sys._getframe(2)  # usually the user's frame: dispatch ← __torch_function__
@@ -538,10 +561,11 @@ class Tracer:
             self.events_capped = True
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
-        if not isinstance(t, torch.Tensor) or not t.requires_grad:
-            return  # nothing to cut: no autograd history runs through this tensor
-        self.quiet += 1
-        try:
+        if not isinstance(t, torch.Tensor):
+            return
+        with self.own_reads():
+            if not t.requires_grad:
+                return  # nothing to cut: no autograd history runs through this tensor
             event: dict[str, Any] = {
                 "kind": "history_break",
                 "line": self.user_line(),
@@ -555,26 +579,20 @@ class Tracer:
             elif isinstance(result, (int, float, bool, complex)):
                 event["value"] = json_number(result)
             self.emit(event)
-        finally:
-            self.quiet -= 1
 
     def _zeroing(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
         """`x.grad.zero_()` (or a foreach zero over grads): a grad reset, before and after."""
         targets = list(args[0]) if name == "_foreach_zero_" and args else list(args[:1])
-        self.quiet += 1
-        try:
+        with self.own_reads():
             line = self.user_line()
             resets = [
                 (leaf, grad, self.recall(grad))
                 for grad in targets
                 if (leaf := self.grad_owner(grad)) is not None
             ]
-        finally:
-            self.quiet -= 1
         result = func(*args, **kwargs)
         self.snapshots.changed()
-        self.quiet += 1
-        try:
+        with self.own_reads():
             for leaf, grad, before in resets:
                 self.emit(
                     {
@@ -586,9 +604,8 @@ class Tracer:
                         "after": self.recall(grad),
                     }
                 )
-        finally:
-            self.quiet -= 1
-        self._op(name, args, kwargs, result, inplace=True)
+        with unseen():
+            self._op(name, args, kwargs, result, inplace=True)
         return result
 
     def _attribute(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
@@ -607,19 +624,13 @@ class Tracer:
                 self._history_break(".data", owner, result)
             return result
         if name == "__set__" and len(args) >= 2:
-            self.quiet += 1
-            try:
+            with self.own_reads():
                 before = self.recall(owner.grad if attr == "grad" else owner)
-            finally:
-                self.quiet -= 1
             result = func(*args, **kwargs)
             if attr == "data":  # the tensor now shows other memory, same version counter
                 self.snapshots.changed()
-            self.quiet += 1
-            try:
+            with self.own_reads():
                 self._record_assignment(attr, owner, args[1], before)
-            finally:
-                self.quiet -= 1
             return result
         return func(*args, **kwargs)
 
