@@ -129,3 +129,18 @@ def test_a_custom_backwards_ops_are_not_forward_steps_and_its_pass_nests() -> No
     # CheckpointFunctionBackward node that ran it.
     assert outer_end - 1 in ends
     assert trace.events[outer_end - 1]["kind"] == "accumulate"
+
+
+def test_an_inner_pass_and_a_threads_pass_say_so() -> None:
+    from autograd_viz.core.player import BACKWARD
+    from tests.core.recorder_regressions import REGRESSIONS
+
+    for case, words in (
+        ("checkpoint_reentrant_inner_pass", "a backward pass run inside the one before it"),
+        ("backward_on_a_thread", "on thread Thread-"),
+    ):
+        trace = run_source(REGRESSIONS[case])
+        player = Player(trace, drawn_graph(trace))
+        player.set_mode(BACKWARD)
+        captions = [s.caption for s in player._build_steps(BACKWARD) if s.kind == "backward"]
+        assert any(words in c for c in captions), (case, captions)

@@ -391,6 +391,10 @@ class _Captions:
             roots = ", ".join(self._name(t) for t in e.get("roots", ()))
             kept = "graph kept (retain_graph)" if e.get("retain_graph") else "graph freed after"
             caption = f"{where}{e['call']} from {roots} — {kept}"
+            if e.get("depth"):  # run by a node's own backward (a reentrant checkpoint)
+                caption += " — a backward pass run inside the one before it"
+            if e.get("thread"):
+                caption += f" — on thread {e['thread']}"
         elif kind == "node":
             caption, edges = self._chain_rule(e)
         elif kind == "accumulate":
