@@ -221,7 +221,7 @@ def test_autosave_writes_the_buffer_on_a_timer_and_on_run(window, qtbot, monkeyp
     window.document.autosave_timer.stop()  # now only a run writes it
     ran = []
     monkeypatch.setattr(window.session, "state", KernelState.IDLE)
-    monkeypatch.setattr(window.session, "run", lambda code, name: ran.append(code))
+    monkeypatch.setattr(window.session, "run", lambda code, name, **_: ran.append(code))
     _type(window, "second = 2\n")
     window.run_code()
     assert ran and read_autosave(None).text == window.editor.text() == ran[0]
