@@ -79,7 +79,7 @@ class Point:
     pass
 def f(n):
     return 0 if n == 0 else f(n - 1) + 1
-print(sys.argv, sys.path[0], helper.VALUE, len(pickle.dumps(Point())) > 0, f(990))
+print(sys.argv, sys.path[0], helper.VALUE, len(pickle.dumps(Point())) > 0, f(990), __file__)
 sys.exit(0)
 print("not reached")
 """
@@ -91,10 +91,11 @@ def test_a_saved_file_runs_as_python_runs_it(qtbot, session, tmp_path) -> None:
     (tmp_path / "helper.py").write_text("VALUE = 'sibling'\n")
     path = str(tmp_path / "lesson.py")
     trace, out, err = _run(qtbot, session, AS_FILE, path=path)
-    assert out.splitlines() == [f"{[path]} {tmp_path} sibling True 990"]
+    assert out.splitlines() == [f"{[path]} {tmp_path} sibling True 990 {path}"]
     assert trace.errors == [] and err == ""
-    _, out, _ = _run(qtbot, session, f"import sys\nprint(sys.argv, {str(tmp_path)!r} in sys.path)")
-    assert out.strip() == "['<editor>'] False"  # unsaved: the editor's name; the folder gone
+    code = f"import sys\nprint(sys.argv, {str(tmp_path)!r} in sys.path, '__file__' in globals())"
+    _, out, _ = _run(qtbot, session, code)
+    assert out.strip() == "['<editor>'] False False"  # unsaved: the editor's name, no folder
     trace, out, err = _run(qtbot, session, "import sys\nprint('x')\nsys.exit(3)\n")
     (error,) = trace.errors
     assert error["type"] == "SystemExit" and error["line"] == 3

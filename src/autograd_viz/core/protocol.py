@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import importlib
 import json
+import os
 import sys
 import traceback
 import types
@@ -167,6 +168,10 @@ def kernel_run(
     except (RuntimeError, ValueError) as exc:  # a device this kernel does not have
         sys.stderr.write(f"Device {device!r}: {exc}. Running on the default device.\n")
         device = None
+    if path:  # as `python FILE` sets it; an unsaved buffer has none
+        namespace["__file__"] = os.path.abspath(path)
+    else:
+        namespace.pop("__file__", None)
     script = as_python_script(
         [path or filename], _main_module_of(namespace), script_folder(path) if path else None
     )
