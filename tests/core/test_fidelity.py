@@ -97,6 +97,14 @@ def test_trace_agrees_with_torch(case: str) -> None:
     checked = 0
     for name, t in namespace_roots(plain):
         info = trace.tensor_named(name)
+        try:
+            t.grad_fn  # noqa: B018
+        except RuntimeError:  # a view made under no_grad, its base written in place since:
+            # torch refuses to say more of it; the trace lists it without a grad_fn
+            assert info is not None and info.grad_fn is None and info.is_leaf, name
+            assert info.requires_grad == t.requires_grad and agrees(t, info.value), name
+            checked += 1
+            continue
         if t.requires_grad or t.grad_fn is not None:
             assert info is not None, f"{name} is missing from the trace"
         if info is None:
