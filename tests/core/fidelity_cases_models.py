@@ -2,9 +2,8 @@
 features that CASES (fidelity_cases.py, fidelity_cases_more.py) does not reach.
 
 Each is small and seeded; each is run under the tracer and directly under torch (see
-test_fidelity.py and test_event_fidelity.py). Some fail today, because of a recorder bug
-or of a limit of the event check's eager reference; a comment above each says which. They
-are kept on purpose.
+test_fidelity.py and test_event_fidelity.py). A comment above a case says what it
+once caught, in the recorder or in the event check's own reference.
 """
 
 from __future__ import annotations
@@ -790,8 +789,7 @@ w = torch.randn(3, requires_grad=True)
 loss = (H @ w).sum() + (vj * w).sum() + (jv * w).sum() + (hv * w).sum()
 loss.backward()
 """,
-    # Fails in the event check through the reference: it clones vmap's wrapped tensors
-    # (shape per example) where the trace shows the tensor behind them (batch_dims).
+    # The trace shows the tensor behind vmap's wrappers (batch_dims); so must the reference.
     "func_vmap_jacrev_per_sample_grads": """
 import torch
 from torch import nn
@@ -1424,8 +1422,8 @@ for _ in range(2):
     opt.step()
 """,
     # ---------------------------------------------------------------- memory and grads set by hand
-    # Recorder bug: a write through NumPy moves no version counter and from_numpy is not
-    # an escape, so the next step's `before` reuses the last step's `after` snapshot.
+    # A write through NumPy moves no version counter, and no mode sees from_numpy: the
+    # recorder must notice the foreign memory when the tensor is first used.
     "from_numpy_parameter_changed_through_numpy": """
 import numpy as np
 import torch
@@ -1543,8 +1541,8 @@ w = torch.randn(3, requires_grad=True)
 loss = (w * (tangent + cot + g)).sum()
 loss.backward()
 """,
-    # Fails in the event check through the reference: make_fx traces the reference's own
-    # detach().clone() snapshots into linearize's graph, which then runs them as ops.
+    # make_fx would trace a recorder's own snapshot copies into linearize's graph (and
+    # run them as ops later): every copy must be taken below the user's dispatch modes.
     "func_linearize_make_fx": """
 import torch
 from torch.func import linearize
@@ -1783,8 +1781,8 @@ with torch.no_grad():
 loss = model(torch.randn(2, 3)).sum()
 loss.backward()
 """,
-    # Fails in the event check through the reference: the reentrant checkpoint's inner
-    # backward hooks AccumulateGrad nodes the outer pass already hooked (events twice).
+    # The reentrant checkpoint's inner pass reaches AccumulateGrad nodes the outer pass
+    # runs too: each accumulation is one event.
     "checkpoint_non_reentrant_dropout_rng_replay": """
 import torch
 from torch import nn
@@ -1797,8 +1795,8 @@ z = checkpoint(block, y, use_reentrant=True)
 loss = (y * z).sum()
 loss.backward()
 """,
-    # Fails in the event check through the reference: its node hook cannot detach the
-    # engine's batched gradients (is_grads_batched) and the reference script stops there.
+    # The engine's batched gradients (is_grads_batched) have no numbers to read: the
+    # trace marks them batched, and recording goes on.
     "jacobian_hessian_vectorized": """
 import torch
 from torch.autograd.functional import jacobian, hessian
@@ -1811,8 +1809,7 @@ loss = (J @ w).sum() + (H @ w).sum()
 loss.backward()
 """,
     # ---------------------------------------------------------------- everyday script habits
-    # Recorder bug: a step() inside another step() (Lookahead) loses the outer step's
-    # param_update events (one _step_before list, not a stack).
+    # A step() inside another step() (Lookahead): both steps' param_update events.
     "lookahead_wrapper_nested_optimizer_steps": """
 import torch
 from torch import nn
@@ -1863,8 +1860,7 @@ loss = model(X).pow(2).mean()
 loss.backward()
 opt.step()
 """,
-    # Fails in the event check through the reference: a step() that raised leaves it
-    # quiet, so it records none of the ops after it (the tracer does).
+    # A step() that raised: recording resumes after it.
     "caught_error_inside_optimizer_step_closure": """
 import torch
 from torch import nn

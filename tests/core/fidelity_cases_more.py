@@ -353,3 +353,7 @@ r = torch.nn.functional.relu(h, inplace=True)
 r.sum().backward()
 """,
 }
+
+from tests.core.fidelity_cases_models import MODEL_CASES  # noqa: E402
+
+MORE_CASES.update(MODEL_CASES)

@@ -82,8 +82,31 @@ ALL_CASES = {**CASES, **EXTRA_CASES}
 UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
 
 
-def _clone(g: Any) -> torch.Tensor | None:
-    return g.detach().clone() if isinstance(g, torch.Tensor) else None
+_functorch = torch._C._functorch
+
+
+class _Batched:
+    """A gradient batched inside the engine (`is_grads_batched`): no numbers to read."""
+
+    def __init__(self, g: torch.Tensor) -> None:
+        self.shape = g.shape
+
+
+def _clone(g: Any) -> Any:
+    """A copy of `g` as it is now, taken where no mode of the user's (make_fx's proxy
+    mode, a counter) can see it; a torch.func tensor as the plain tensor behind it, its
+    vmap dimensions moved to the front."""
+    if not isinstance(g, torch.Tensor):
+        return None
+    if _functorch.is_legacy_batchedtensor(g):
+        return _Batched(g)
+    while _functorch.is_functorch_wrapped_tensor(g):
+        bdim = _functorch.maybe_get_bdim(g) if _functorch.is_batchedtensor(g) else None
+        g = _functorch.get_unwrapped(g)
+        if bdim is not None and bdim >= 0:
+            g = g.movedim(bdim, 0)
+    with torch._C._DisableTorchDispatch():
+        return g.detach().clone()
 
 
 class _Reference(TorchFunctionMode):
@@ -109,6 +132,7 @@ class _Reference(TorchFunctionMode):
         # Forward ops as the tracer sees them: (name, output copies), outside step().
         self.ops: list[tuple[str, list[torch.Tensor]]] = []
         self.quiet = 0
+        self._hooked: dict[int, Any] = {}  # nodes hooked by the backward calls running now
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -140,12 +164,18 @@ class _Reference(TorchFunctionMode):
         else:
             roots = kwargs.get("outputs", kwargs.get("tensors", args[0] if args else None))
             roots = [roots] if isinstance(roots, torch.Tensor) else list(roots)
-        handles = [h for node in self._reachable(roots) for h in self._hook(node)]
+        # A pass run inside another (a reentrant checkpoint) reaches nodes the outer one
+        # has hooked already (the parameters' AccumulateGrad): each is hooked once.
+        fresh = [n for n in self._reachable(roots) if id(n) not in self._hooked]
+        self._hooked.update((id(n), n) for n in fresh)
+        handles = [h for node in fresh for h in self._hook(node)]
         try:
             return func(*args, **kwargs)
         finally:
             for h in handles:
                 h.remove()
+            for n in fresh:
+                del self._hooked[id(n)]
 
     def _record_op(self, func: Any, name: str, args: tuple, kwargs: dict, result: Any) -> None:
         if isinstance(result, torch.Tensor):
@@ -204,17 +234,24 @@ class _Reference(TorchFunctionMode):
 
     def start(self) -> None:
         """Record from now on: the mode and the optimizer step hooks (see `stop`)."""
-        pending: list[tuple[torch.Tensor, bool, int, torch.Tensor]] = []
+        pending: list[tuple[Any, list[tuple[torch.Tensor, bool, int, torch.Tensor]]]] = []
 
         def before_step(optimizer: Any, args: Any, kwargs: Any) -> Any:
             closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
             with torch._C.DisableTorchFunction():
-                pending[:] = [
-                    (p, p.grad is not None, p._version, p.detach().clone())
-                    for group in optimizer.param_groups
-                    for p in group["params"]
-                    if p.grad is not None or closure is not None
-                ]
+                # A step of this optimizer still open is one that raised: drop it.
+                pending[:] = [entry for entry in pending if entry[0] is not optimizer]
+                pending.append(
+                    (
+                        optimizer,
+                        [
+                            (p, p.grad is not None, p._version, p.detach().clone())
+                            for group in optimizer.param_groups
+                            for p in group["params"]
+                            if p.grad is not None or closure is not None
+                        ],
+                    )
+                )
             self.quiet += 1  # step()'s own arithmetic is not the script's forward pass
             if not callable(closure):
                 return None
@@ -222,9 +259,12 @@ class _Reference(TorchFunctionMode):
             def recorded_closure() -> Any:  # but what the closure runs is
                 self.quiet -= 1
                 try:
-                    return closure()
-                finally:
-                    self.quiet += 1
+                    result = closure()
+                except BaseException:  # step() raises with it: no post hook will come
+                    pending.pop()
+                    raise
+                self.quiet += 1
+                return result
 
             if "closure" in kwargs:
                 return args, {**kwargs, "closure": recorded_closure}
@@ -233,7 +273,10 @@ class _Reference(TorchFunctionMode):
         def after_step(optimizer: Any, args: Any, kwargs: Any) -> None:
             self.quiet -= 1
             with torch._C.DisableTorchFunction():
-                for p, had_grad, version, old in pending:
+                mine = max(i for i, entry in enumerate(pending) if entry[0] is optimizer)
+                noted = pending[mine][1]
+                del pending[mine:]
+                for p, had_grad, version, old in noted:
                     if had_grad or p._version != version:
                         self.updates.append((old, p.detach().clone()))
 
@@ -273,9 +316,11 @@ class _Reference(TorchFunctionMode):
             self.stop()
 
 
-def _agrees(value: dict[str, Any] | None, expected: torch.Tensor | None) -> bool:
+def _agrees(value: dict[str, Any] | None, expected: Any) -> bool:
     if expected is None or value is None:
         return expected is None and value is None
+    if isinstance(expected, _Batched):
+        return value.get("batched") is True and value["shape"] == list(expected.shape)
     if value["shape"] != list(expected.shape):
         return False
     if expected.layout != torch.strided:  # sparse: the trace shows its dense numbers
@@ -318,10 +363,14 @@ def assert_events_agree(code: str, case: str, compare_ops: bool = True) -> None:
         reference.ops = [(e["op"], []) for e in ops]
         ops = [{**e, "values": []} for e in ops]
     assert [e["op"] for e in ops] == [name for name, _ in reference.ops], case
+    garbage: set[str] = set()  # tensors holding whatever uninitialised memory held
     for event, (name, outputs) in zip(ops, reference.ops, strict=True):
         assert len(event["values"]) == len(outputs), (case, name)
-        if name in UNINITIALISED:
-            continue  # whatever the memory held: it differs from run to run
+        if event["inplace"]:
+            garbage.difference_update(event["outputs"])  # written: defined from here on
+        elif name in UNINITIALISED or garbage.intersection(event["inputs"]):
+            garbage.update(event["outputs"])  # it differs from run to run
+            continue
         for got, want in zip(event["values"], outputs, strict=True):
             assert _agrees(got, want), (case, name, got, want)
 

@@ -214,6 +214,11 @@ class Snapshots:
         """Something may have written a tensor without its version counter noticing."""
         self._epoch += 1
 
+    @property
+    def sharing(self) -> bool:
+        """Whether unchanged tensors still share one snapshot (until something escapes)."""
+        return self._sharing
+
     def escaped(self) -> None:
         """A tensor's memory can now be written from outside torch: share no more."""
         self._sharing = False

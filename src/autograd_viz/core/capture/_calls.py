@@ -38,6 +38,7 @@ INPLACE_DUNDERS = {
 ESCAPES = {
     "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
     "data_ptr", "as_tensor", "asarray",  # the last two may share a NumPy array's memory
+    "from_numpy", "frombuffer", "from_dlpack",  # so do these, always
 }  # fmt: skip
 
 

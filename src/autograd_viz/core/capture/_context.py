@@ -25,7 +25,9 @@ class ModuleAndOptimizerHooks:
         self._shared: list[str] | None = None  # the list events of the current stack share
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
-        self._step_before: list[tuple[torch.Tensor, Any]] = []
+        # Per step() running now (one may run another's: a Lookahead wrapping SGD), the
+        # parameters noted before it, innermost last.
+        self._step_before: list[list[tuple[torch.Tensor, bool, int, Any]]] = []
         # One entry per step() running now: how many record_function blocks inside it are
         # open. torch wraps each step (hooks included) in one; see `step_record`.
         self._steps: list[int] = []
@@ -93,12 +95,14 @@ class ModuleAndOptimizerHooks:
         # with a closure (LBFGS) grads only appear inside step(), so every parameter is
         # noted and those whose version counter moves get one too.
         with torch._C.DisableTorchFunction():
-            self._step_before = [
-                (p, p.grad is not None, p._version, tracer.recall(p))
-                for group in optimizer.param_groups
-                for p in group["params"]
-                if p.grad is not None or closure is not None
-            ]
+            self._step_before.append(
+                [
+                    (p, p.grad is not None, p._version, tracer.recall(p))
+                    for group in optimizer.param_groups
+                    for p in group["params"]
+                    if p.grad is not None or closure is not None
+                ]
+            )
         tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
         tracer.snapshots.changed()  # and the tracer does not see what step() writes
         self._steps.append(0)
@@ -124,7 +128,8 @@ class ModuleAndOptimizerHooks:
         try:
             with torch._C.DisableTorchFunction():
                 line = tracer.user_line()
-                for p, had_grad, version, before in self._step_before:
+                noted = self._step_before[-1] if self._step_before else []
+                for p, had_grad, version, before in noted:
                     if not had_grad and p._version == version:
                         continue  # no grad and untouched: the closure gave it none
                     tracer.emit(
@@ -141,7 +146,8 @@ class ModuleAndOptimizerHooks:
             self._step_ended()
 
     def _step_ended(self) -> None:
-        self._step_before = []
+        if self._step_before:
+            self._step_before.pop()
         if self._steps:
             self._steps.pop()
         self.tracer.quiet = max(0, self.tracer.quiet - 1)

@@ -76,6 +76,11 @@ class Registry:
         self._tensor_ids[key] = (ref, tid)
         return tid
 
+    @property
+    def tensor_count(self) -> int:
+        """How many tensors have been given an id so far."""
+        return self._tensor_count
+
     def known_tensor_id(self, t: torch.Tensor) -> str | None:
         """The id of `t` if it has one, without assigning."""
         entry = self._tensor_ids.get(id(t))

@@ -517,6 +517,7 @@ class Tracer:
             return  # a thread of torch's own (a compile worker), not the script's code
         tid = registry.tensor_id
         grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
+        seen_before = registry.tensor_count
         inputs: list[str] = []
         constants: list[str] = []
         for v in args:
@@ -532,6 +533,8 @@ class Tracer:
                         constants.append(repr(w))
         if kwargs:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
+        if registry.tensor_count != seen_before and self.snapshots.sharing:
+            self._foreign_inputs(args)
         value = self.value
         event = {
             "kind": "op",
@@ -559,6 +562,19 @@ class Tracer:
             self.events.append(event)
         else:
             self.events_capped = True
+
+    def _foreign_inputs(self, args: tuple) -> None:
+        """A tensor seen for the first time as an input may hold memory torch did not
+        allocate (`torch.from_numpy`, `frombuffer`: calls no mode sees), which NumPy can
+        write without a version counter noticing: then no snapshot may be shared."""
+        for t in tensors_in(args):
+            try:
+                foreign = not t.untyped_storage().resizable()
+            except Exception:  # a tensor without a storage of its own (a wrapper, meta)
+                continue
+            if foreign:
+                self.snapshots.escaped()
+                return
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
         if not isinstance(t, torch.Tensor):
