@@ -73,12 +73,12 @@ class BackwardRecorder:
                 "graph_freed": not retain,
                 "depth": 0,
             }
-            thread = tracer.thread_name()
+            thread = tracer.passes.thread_name()
             if thread is not None:
                 event["thread"] = thread
-            tracer.hooks_last()
+            tracer.hooks.last_in_line()
             retained = self._retained_before()
-        event["depth"] = depth = tracer.backward_started(self)
+        event["depth"] = depth = tracer.passes.started(self)
         tracer.emit(event)
         ok = False
         try:
@@ -88,7 +88,7 @@ class BackwardRecorder:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
         finally:
-            tracer.backward_ended()
+            tracer.passes.ended()
             tracer.emit({"kind": "backward_end", "line": self.line, "depth": depth, "ok": ok})
         self._retained_after(retained)
         return result

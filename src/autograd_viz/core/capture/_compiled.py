@@ -18,9 +18,15 @@ import os
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
+
+from autograd_viz.core.capture._guards import unseen
+from autograd_viz.core.capture._registry import grad_fn_of
+
+if TYPE_CHECKING:
+    from autograd_viz.core.capture._tracer import Tracer
 
 _TORCH = os.path.dirname(torch.__file__)
 _EVAL_FRAME = os.path.join(_TORCH, "_dynamo", "eval_frame.py")
@@ -133,3 +139,91 @@ class CompiledCall:
             seen.add(id(t))
             (written if id(t) in inputs else results).append(t)
         return written + results
+
+
+# What `CompiledCalls.locate` says of an op that compiled code runs with no compiled call
+# on the stack (a compiled backward, run by the engine): not the user's, not recorded.
+NOT_RECORDED = object()
+
+
+class CompiledCalls:
+    """The tracer's view of compiled code: which ops belong to a compiled call, and the
+    one op event each call becomes when it has returned."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.running: CompiledCall | None = None  # the compiled call in progress
+
+    def locate(self, frame: FrameType | None) -> Any:
+        """For an op called from `frame`: the user's line; or, when compiled code runs
+        it, the frame of the `torch.compile`d call it belongs to (`NOT_RECORDED` when
+        no call is on the stack and a backward pass runs it)."""
+        compiled = False
+        wrapper = None  # torch.compile's frame, when the code it compiled is torch's own
+        filename = self.tracer.filename
+        while frame is not None:
+            code_file = frame.f_code.co_filename
+            if code_file == filename:
+                break
+            if not compiled and is_compiled_code(code_file):
+                compiled = True
+                wrapper = compiled_call(frame)
+            frame = frame.f_back
+        if compiled:
+            wrapper = wrapper or compiled_call(frame)
+            if wrapper is not None:
+                return wrapper
+            if self.tracer.passes.current() is not None:
+                return NOT_RECORDED
+        return frame.f_lineno if frame is not None else None
+
+    def note(self, wrapper: FrameType, outputs: list[torch.Tensor]) -> None:
+        """An op of compiled code made `outputs`: noted for the call's one op event."""
+        call = self.running
+        if call is None or call.wrapper is not wrapper:
+            self.end()
+            tracer = self.tracer
+            caller = wrapper.f_back
+            while caller is not None and caller.f_code.co_filename != tracer.filename:
+                caller = caller.f_back
+            call = self.running = CompiledCall(
+                wrapper=wrapper,
+                name=compiled_name(wrapper),
+                line=caller.f_lineno if caller is not None else None,
+                modules=tracer.context.module_stack(),
+                grad_enabled=torch.is_grad_enabled(),
+                inputs=call_tensors(wrapper),
+            )
+        call.note(outputs)
+
+    def returned(self, frame: FrameType | None) -> None:
+        """A torch call from `frame`: if the call in progress is no longer on the stack,
+        it has returned, and its event is due."""
+        if self.running is not None and not on_stack(self.running.wrapper, frame):
+            self.end()
+
+    def end(self) -> None:
+        """The compiled call in progress has returned: its op event, with what it made."""
+        call, self.running = self.running, None
+        if call is None:
+            return
+        call.wrapper = None  # type: ignore[assignment]  # let the frame go
+        tracer = self.tracer
+        with unseen():
+            outputs = call.results()
+            tid, node_id = tracer.tid, tracer.registry.node_id
+            tracer.emit(
+                {
+                    "kind": "op",
+                    "line": call.line,
+                    "op": f"compiled {call.name}",
+                    "inputs": [tid(t) for t in call.inputs],
+                    "outputs": [tid(t) for t in outputs],
+                    "grad_fn": [node_id(grad_fn_of(t)) for t in outputs],
+                    "grad_enabled": call.grad_enabled,
+                    "inplace": False,
+                    "modules": call.modules,
+                    "values": [tracer.value(t) for t in outputs],
+                    "compiled": {"ops": call.ops},
+                }
+            )

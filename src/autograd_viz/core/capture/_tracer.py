@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-import threading
 import warnings
 import weakref
 from typing import Any
@@ -24,15 +23,11 @@ from autograd_viz.core.capture._calls import (
     in_place,
     tensors_in,
 )
-from autograd_viz.core.capture._compiled import (
-    CompiledCall,
-    call_tensors,
-    compiled_call,
-    compiled_name,
-    is_compiled_code,
-    on_stack,
-)
+from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
+from autograd_viz.core.capture._guards import OwnReads, plain, unseen
+from autograd_viz.core.capture._hooks import NodeHooks
+from autograd_viz.core.capture._passes import RunningPasses, ThreadRecording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
 from autograd_viz.core.values import Snapshots, json_number
 
@@ -44,57 +39,7 @@ DEFAULT_MAX_EVENTS = 50_000
 # tracer exits, when the user's own thresholds come back.
 TRACING_GC_THRESHOLD = (50_000, 50, 1_000_000)
 
-# Hooks run with the mode on: reading a tensor there (`t.shape`, `t.clone()`) would go
-# through the mode, one Python dispatch per attribute. Our own reads skip it.
-_torch_functions_off = torch._C.DisableTorchFunction
-# Nor may they reach a TorchDispatchMode of the user's (a FLOP counter, a logger): it
-# would count our copies. Below every user mode, only when one is active.
-_dispatch_modes = torch._C._len_torch_dispatch_stack
-_dispatch_off = torch._C._DisableTorchDispatch
-
-
-def unseen() -> Any:
-    """A guard for the recorder's own reads of tensors: no user TorchFunctionMode or
-    subclass `__torch_function__`, no user TorchDispatchMode sees them."""
-    return _Unseen() if _dispatch_modes() else _torch_functions_off()
-
-
-_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)  # no __torch_function__ of the user's
-
-
-def _plain(result: Any) -> bool:
-    """Whether reading `result` can reach no code of the user's: a plain tensor (or
-    none), and no TorchDispatchMode active. The common case skips the guard's cost."""
-    if _dispatch_modes():
-        return False
-    if type(result) in _PLAIN_TYPES or result is None:
-        return True
-    if isinstance(result, (tuple, list)):
-        return all(type(t) in _PLAIN_TYPES or not isinstance(t, torch.Tensor) for t in result)
-    return not isinstance(result, torch.Tensor)
-
-
-class _Unseen:
-    __slots__ = ("_guards",)
-
-    def __enter__(self) -> None:
-        function = _torch_functions_off()
-        dispatch = _dispatch_off()
-        function.__enter__()
-        dispatch.__enter__()
-        self._guards = (dispatch, function)
-
-    def __exit__(self, *exc: Any) -> None:
-        for guard in self._guards:
-            guard.__exit__(*exc)
-
-
 _is_compiling = torch.compiler.is_compiling
-_Python_backward = torch.autograd.function.BackwardCFunction  # a custom Function's node
-_push_mode = torch.overrides._push_mode
-_pop_mode = torch.overrides._pop_mode
-# Where the frame of a compiled call has been looked for and not found.
-_NOT_COMPILED = object()
 # optimizer.step() runs inside torch.autograd.profiler.record_function: its exit is how a
 # step that raised is noticed (see ModuleAndOptimizerHooks.step_record).
 _RECORD_ENTER = torch.ops.profiler._record_function_enter_new
@@ -117,24 +62,6 @@ class _Mode(TorchFunctionMode):
         return tracer.dispatch(func, args, kwargs or {})
 
 
-class _OwnReads:
-    __slots__ = ("_guard", "_tracer")
-
-    def __init__(self, tracer: Tracer) -> None:
-        self._tracer = tracer
-
-    def __enter__(self) -> None:
-        self._tracer.quiet += 1
-        self._guard = unseen()
-        self._guard.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self._guard.__exit__(*exc)
-        finally:
-            self._tracer.quiet -= 1
-
-
 class Tracer:
     """Records everything torch does while user code runs inside `with tracer:`."""
 
@@ -154,190 +81,47 @@ class Tracer:
         self.quiet = 0  # > 0 while torch ops must run unrecorded (our snapshots, optimizer steps)
         self.context = ModuleAndOptimizerHooks(self, namespace)
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
-        self._mode = _Mode(self)
+        self.mode = _Mode(self)
         self._warning_registry: dict[Any, Any] = {}  # "default" warnings: once per line
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
         self.snapshots = Snapshots()
         self.value = self.snapshots.take  # an event's snapshot of a tensor
         self.recall = self.snapshots.recall  # the same, shared while the tensor is unchanged
-        # The backward calls running now, per thread, innermost last (one runs inside
-        # another: a reentrant checkpoint, autograd.grad inside a custom backward).
-        self._running: dict[int, list[BackwardRecorder]] = {}
-        self._node_hooks: list[Any] = []
-        self._post_hooks: list[Any] = []  # our Node post hooks, kept last in line
-        self._thread = threading.get_ident()
-        self._compiled: CompiledCall | None = None  # a torch.compile'd call in progress
+        self.ended = False  # the run is over: a thread still running records no more
+        self.passes = RunningPasses()  # the backward calls running now
+        self.hooks = NodeHooks(self)
+        self.compiled = CompiledCalls(self)
+        self._threads = ThreadRecording(self.mode, lambda: self.ended)
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
         self._gc_threshold = gc.get_threshold()
         gc.set_threshold(*TRACING_GC_THRESHOLD)
-        self.registry.on_new_node = self._hook_node
+        self.registry.on_new_node = self.hooks.hook
         self.context.install()
-        self._mode.__enter__()
-        # Threads the script starts record too: each runs our mode from its first call.
-        self._thread_profile = threading.getprofile()
-        threading.setprofile(self._adopt_thread)
+        self.mode.__enter__()
+        self._threads.install()  # threads the script starts record too
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            threading.setprofile(self._thread_profile)
-            self._mode.__exit__(*exc)
-            self._end_compiled()
+            self._threads.remove()
+            self.mode.__exit__(*exc)
+            self.compiled.end()
         finally:
+            self.ended = True
             self.quiet = 1 << 30  # a thread still running records no more
             self.context.remove()
             self.registry.on_new_node = None
-            for handle in self._node_hooks:
-                handle.remove()
-            self._node_hooks.clear()
-            self._post_hooks.clear()
+            self.hooks.remove()
             self.snapshots.finish()
             gc.set_threshold(*self._gc_threshold)
 
-    def _hook_node(self, node: Any, nid: str) -> None:
-        """Hook a node the moment it gets an id, so a backward pass needs no graph walk.
-
-        The hooks record only while a BackwardRecorder is running; all are removed when
-        the tracer exits.
-        """
-        name = type(node).__name__
-        variable = getattr(node, "variable", None)
-        try:
-            if isinstance(variable, torch.Tensor):
-                leaf = weakref.ref(variable)
-                self._node_hooks.append(node.register_prehook(self._leaf_prehook(nid, leaf)))
-            else:
-                leaf = None
-            entered: list[bool] = []
-            if isinstance(node, _Python_backward):
-                self._node_hooks.append(node.register_prehook(self._enter_backward(entered)))
-            handle = node.register_hook(self._node_post_hook(nid, name, leaf, entered))
-            self._node_hooks.append(handle)
-            self._post_hooks.append(handle)
-        except (RuntimeError, TypeError):  # a node that takes no hooks is drawn, not replayed
-            pass
-
-    def _leaf_prehook(self, nid: str, leaf: Any):
-        def pre(grad_outputs: tuple) -> None:
-            backward = self.current_backward()
-            if backward is not None:
-                with unseen():
-                    backward.leaf_before(nid, leaf())
-
-        return pre
-
-    def _enter_backward(self, entered: list[bool]):
-        """A pre hook for a custom Function's node: its backward() runs with our mode on.
-
-        torch switches a mode off while its __torch_function__ runs, and the backward
-        call is made from there: the engine would run every node without the mode, and
-        what a custom backward does in Python (its ops, an autograd.grad or a reentrant
-        checkpoint's backward inside it) would go unrecorded. The engine restores the
-        thread's modes after each node; the post hook leaves it earlier when it can.
-        """
-
-        def pre(grad_outputs: tuple) -> None:
-            if not self.quiet >> 29 and self.current_backward() is not None:
-                _push_mode(self._mode)
-                entered.append(True)
-
-        return pre
-
-    def _node_post_hook(self, nid: str, name: str, leaf: Any, entered: list[bool]):
-        def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
-            if entered:
-                entered.pop()
-                with contextlib.suppress(RuntimeError):
-                    _pop_mode()
-            backward = self.current_backward()
-            if backward is not None:
-                with unseen():
-                    backward.node_ran(
-                        nid, name, leaf() if leaf else None, grad_inputs, grad_outputs
-                    )
-
-        return post
-
-    def hooks_last(self) -> None:
-        """Put each of our Node post hooks after the user's on the same node.
-
-        A node's Python post hooks live in one ordered dict and run in order, each free
-        to replace the gradients it sends on (`register_hook(lambda gi, go: …)`); ours
-        was added when the node was first seen, usually before the user's, and would
-        record what the node computed rather than what it really sent. Run before each
-        backward call; handles of nodes that have died are dropped here too.
-        """
-        alive = []
-        for handle in self._post_hooks:
-            hooks = handle.hooks_dict_ref()
-            if hooks is None:
-                continue
-            alive.append(handle)
-            if len(hooks) > 1 and next(reversed(hooks)) != handle.id:
-                # Taken out and put back: torch walks the dict's own storage order
-                # (PyDict_Next), which an OrderedDict's move_to_end leaves as it was.
-                with contextlib.suppress(KeyError):
-                    hooks[handle.id] = hooks.pop(handle.id)
-        self._post_hooks = alive
-
-    # ---- backward calls and threads ---------------------------------------------------
-    def current_backward(self) -> BackwardRecorder | None:
-        """The backward call this thread is running, innermost first; on a thread the
-        engine runs a device's nodes on, the call that started last."""
-        stack = self._running.get(threading.get_ident())
-        if stack:
-            return stack[-1]
-        for stack in reversed(list(self._running.values())):
-            if stack:
-                return stack[-1]
-        return None
-
-    def backward_started(self, recorder: BackwardRecorder) -> int:
-        """A backward call begins on this thread; its depth (0 unless inside another)."""
-        stack = self._running.setdefault(threading.get_ident(), [])
-        stack.append(recorder)
-        return len(stack) - 1
-
-    def backward_ended(self) -> None:
-        """The innermost backward call of this thread has returned (or raised)."""
-        ident = threading.get_ident()
-        stack = self._running.get(ident)
-        if stack:
-            stack.pop()
-            if not stack:
-                del self._running[ident]
-
-    def _adopt_thread(self, frame: Any, event: str, arg: Any) -> None:
-        """A thread the script started makes its first call: record what its target
-        runs. The mode is left again before the thread ends (a thread must not end with
-        it on its stack: torch frees that stack after Python has let go of the thread).
-        A Thread subclass with a run() of its own is not recorded."""
-        sys.setprofile(None)
-        thread = threading.current_thread()
-        target = getattr(thread, "_target", None)
-        if target is None or self.quiet >> 29:  # no target, or the run has ended
-            return
-        mode = self._mode
-
-        def recorded(*args: Any, **kwargs: Any) -> Any:
-            with mode:
-                return target(*args, **kwargs)
-
-        thread._target = recorded
-
-    def thread_name(self) -> str | None:
-        """The name of the current thread, if it is not the one the script runs on."""
-        if threading.get_ident() == self._thread:
-            return None
-        return threading.current_thread().name
-
     # ---- recording helpers ----------------------------------------------------------
-    def own_reads(self) -> _OwnReads:
+    def own_reads(self) -> OwnReads:
         """A block where the recorder reads tensors for itself: nothing in it is
         recorded, and no subclass or mode of the user's sees it."""
-        return _OwnReads(self)
+        return OwnReads(self)
 
     def user_line(self) -> int | None:
         """The line of the user's code that is running now (the innermost one)."""
@@ -347,74 +131,6 @@ class Tracer:
                 return frame.f_lineno
             frame = frame.f_back
         return None
-
-    def _op_line(self) -> Any:
-        """The user's line of a forward op, or, for an op that compiled code runs,
-        the frame of the `torch.compile`d call it belongs to (`_NOT_COMPILED` when it
-        runs in the engine, a compiled backward)."""
-        frame = sys._getframe(3)  # _op ← dispatch ← __torch_function__
-        compiled = False
-        wrapper = None  # torch.compile's frame, when the code it compiled is torch's own
-        filename = self.filename
-        while frame is not None:
-            code_file = frame.f_code.co_filename
-            if code_file == filename:
-                break
-            if not compiled and is_compiled_code(code_file):
-                compiled = True
-                wrapper = compiled_call(frame)
-            frame = frame.f_back
-        if compiled:
-            wrapper = wrapper or compiled_call(frame)
-            if wrapper is not None:
-                return wrapper
-            if self.current_backward() is not None:
-                return _NOT_COMPILED
-        return frame.f_lineno if frame is not None else None
-
-    def _in_compiled(self, wrapper: Any, outputs: list[torch.Tensor]) -> None:
-        """An op of compiled code made `outputs`: noted for the call's one op event."""
-        call = self._compiled
-        if call is None or call.wrapper is not wrapper:
-            self._end_compiled()
-            caller = wrapper.f_back
-            while caller is not None and caller.f_code.co_filename != self.filename:
-                caller = caller.f_back
-            call = self._compiled = CompiledCall(
-                wrapper=wrapper,
-                name=compiled_name(wrapper),
-                line=caller.f_lineno if caller is not None else None,
-                modules=self.context.module_stack(),
-                grad_enabled=torch.is_grad_enabled(),
-                inputs=call_tensors(wrapper),
-            )
-        call.note(outputs)
-
-    def _end_compiled(self) -> None:
-        """The compiled call in progress has returned: its op event, with what it made."""
-        call, self._compiled = self._compiled, None
-        if call is None:
-            return
-        call.wrapper = None  # type: ignore[assignment]  # let the frame go
-        with unseen():
-            outputs = call.results()
-            tid, node_id = self.tid, self.registry.node_id
-            grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
-            self.emit(
-                {
-                    "kind": "op",
-                    "line": call.line,
-                    "op": f"compiled {call.name}",
-                    "inputs": [tid(t) for t in call.inputs],
-                    "outputs": [tid(t) for t in outputs],
-                    "grad_fn": grad_fns,
-                    "grad_enabled": call.grad_enabled,
-                    "inplace": False,
-                    "modules": call.modules,
-                    "values": [self.value(t) for t in outputs],
-                    "compiled": {"ops": call.ops},
-                }
-            )
 
     def emit(self, event: dict[str, Any]) -> None:
         """Append an event unless the event cap is reached."""
@@ -446,8 +162,8 @@ class Tracer:
         """Run one torch call for real and record what it means."""
         if self.quiet:
             return func(*args, **kwargs)
-        if self._compiled is not None and not on_stack(self._compiled.wrapper, sys._getframe(1)):
-            self._end_compiled()
+        if self.compiled.running is not None:
+            self.compiled.returned(sys._getframe(1))
         name = getattr(func, "__name__", "")
         if name in ("__get__", "__set__", "__delete__"):
             return self._attribute(func, name, args, kwargs)
@@ -470,7 +186,7 @@ class Tracer:
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             self.snapshots.changed()
-        if _plain(result) and (not inplace or _plain(args[0] if args else None)):
+        if plain(result) and (not inplace or plain(args[0] if args else None)):
             self._op(name, args, kwargs, result, inplace)
         else:
             with unseen():
@@ -504,16 +220,16 @@ class Tracer:
                 return
         if self.events_capped:
             return
-        line = self._op_line()
+        line = self.compiled.locate(sys._getframe(3))  # _op ← dispatch ← __torch_function__
         registry = self.registry
         node_id = registry.node_id
         if line is not None and not isinstance(line, int):  # compiled code's own op
             for t in outputs:
                 node_id(grad_fn_of(t))  # hooked now: its backward is recorded
-            if line is not _NOT_COMPILED:
-                self._in_compiled(line, outputs)
+            if line is not NOT_RECORDED:
+                self.compiled.note(line, outputs)
             return
-        if line is None and threading.get_ident() != self._thread:
+        if line is None and not self.passes.on_main_thread():
             return  # a thread of torch's own (a compile worker), not the script's code
         tid = registry.tensor_id
         grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
@@ -550,7 +266,7 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
-        if self._running and self.current_backward() is not None:
+        if self.passes and self.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):

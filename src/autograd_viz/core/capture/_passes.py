@@ -1,0 +1,96 @@
+"""Which backward pass is running, on which thread, and recording the script's threads."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from autograd_viz.core.capture._backward import BackwardRecorder
+
+
+class RunningPasses:
+    """The backward calls running now, per thread, innermost last: one runs inside another
+    when a node's own backward makes a backward call (a reentrant checkpoint,
+    `autograd.grad` inside a custom Function's backward)."""
+
+    def __init__(self) -> None:
+        self._running: dict[int, list[BackwardRecorder]] = {}
+        self._main = threading.get_ident()
+
+    def __bool__(self) -> bool:
+        return bool(self._running)
+
+    def current(self) -> BackwardRecorder | None:
+        """The backward call this thread is running, innermost first; on a thread the
+        engine runs a device's nodes on, the call that started last."""
+        stack = self._running.get(threading.get_ident())
+        if stack:
+            return stack[-1]
+        for stack in reversed(list(self._running.values())):
+            if stack:
+                return stack[-1]
+        return None
+
+    def started(self, recorder: BackwardRecorder) -> int:
+        """A backward call begins on this thread; its depth (0 unless inside another)."""
+        stack = self._running.setdefault(threading.get_ident(), [])
+        stack.append(recorder)
+        return len(stack) - 1
+
+    def ended(self) -> None:
+        """The innermost backward call of this thread has returned (or raised)."""
+        ident = threading.get_ident()
+        stack = self._running.get(ident)
+        if stack:
+            stack.pop()
+            if not stack:
+                del self._running[ident]
+
+    def on_main_thread(self) -> bool:
+        """Whether the current thread is the one the script runs on."""
+        return threading.get_ident() == self._main
+
+    def thread_name(self) -> str | None:
+        """The name of the current thread, if it is not the one the script runs on."""
+        return None if self.on_main_thread() else threading.current_thread().name
+
+
+class ThreadRecording:
+    """While installed, a thread the script starts runs its target with `mode` on.
+
+    `threading.setprofile` calls us once, on the new thread's first call, before its
+    `run()` does anything: the target is wrapped there (the Thread object's own
+    attribute; nothing in `threading` changes). The mode is left again before the thread
+    ends: a thread must not end with it on its stack, because torch frees that stack after
+    Python has let go of the thread. A Thread subclass with a run() of its own is not
+    recorded.
+    """
+
+    def __init__(self, mode: Any, ended: Callable[[], bool]) -> None:
+        self._mode = mode
+        self._ended = ended
+        self._previous: Any = None
+
+    def install(self) -> None:
+        self._previous = threading.getprofile()
+        threading.setprofile(self._adopt)
+
+    def remove(self) -> None:
+        threading.setprofile(self._previous)
+
+    def _adopt(self, frame: Any, event: str, arg: Any) -> None:
+        sys.setprofile(None)
+        thread = threading.current_thread()
+        target = getattr(thread, "_target", None)
+        if target is None or self._ended():
+            return
+        mode = self._mode
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            with mode:
+                return target(*args, **kwargs)
+
+        thread._target = recorded
