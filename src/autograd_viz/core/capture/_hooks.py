@@ -42,8 +42,9 @@ class NodeHooks:
                 self._handles.append(node.register_prehook(self._leaf_prehook(nid, leaf)))
             else:
                 leaf = None
-            entered: list[bool] = []
+            entered: list[bool] | None = None  # for a custom Function's node only
             if isinstance(node, _Python_backward):
+                entered = []
                 self._handles.append(node.register_prehook(self._enter_backward(entered)))
             handle = node.register_hook(self._post_hook(nid, name, leaf, entered))
             self._handles.append(handle)
@@ -87,7 +88,7 @@ class NodeHooks:
 
         return pre
 
-    def _post_hook(self, nid: str, name: str, leaf: Any, entered: list[bool]):
+    def _post_hook(self, nid: str, name: str, leaf: Any, entered: list[bool] | None):
         passes = self.tracer.passes
 
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:

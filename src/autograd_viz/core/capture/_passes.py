@@ -17,37 +17,34 @@ class RunningPasses:
     `autograd.grad` inside a custom Function's backward)."""
 
     def __init__(self) -> None:
-        self._running: dict[int, list[BackwardRecorder]] = {}
+        self.running: dict[int, list[BackwardRecorder]] = {}  # empty when none runs
         self._main = threading.get_ident()
-
-    def __bool__(self) -> bool:
-        return bool(self._running)
 
     def current(self) -> BackwardRecorder | None:
         """The backward call this thread is running, innermost first; on a thread the
         engine runs a device's nodes on, the call that started last."""
-        stack = self._running.get(threading.get_ident())
+        stack = self.running.get(threading.get_ident())
         if stack:
             return stack[-1]
-        for stack in reversed(list(self._running.values())):
+        for stack in reversed(list(self.running.values())):
             if stack:
                 return stack[-1]
         return None
 
     def started(self, recorder: BackwardRecorder) -> int:
         """A backward call begins on this thread; its depth (0 unless inside another)."""
-        stack = self._running.setdefault(threading.get_ident(), [])
+        stack = self.running.setdefault(threading.get_ident(), [])
         stack.append(recorder)
         return len(stack) - 1
 
     def ended(self) -> None:
         """The innermost backward call of this thread has returned (or raised)."""
         ident = threading.get_ident()
-        stack = self._running.get(ident)
+        stack = self.running.get(ident)
         if stack:
             stack.pop()
             if not stack:
-                del self._running[ident]
+                del self.running[ident]
 
     def on_main_thread(self) -> bool:
         """Whether the current thread is the one the script runs on."""

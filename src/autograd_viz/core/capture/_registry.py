@@ -48,7 +48,7 @@ class Registry:
         self.max_nodes = max_nodes
         self._key = f"autograd_viz.node.{next(_runs)}"
         self._tensor_ids: dict[int, tuple[Any, str]] = {}
-        self._tensor_count = 0
+        self.tensor_count = 0  # how many tensors have been given an id so far
         self.nodes: dict[str, NodeInfo] = {}
         self.nodes_capped = False
         # Called with (node, id) for each node given an id (the tracer hooks it there).
@@ -61,8 +61,8 @@ class Registry:
         entry = self._tensor_ids.get(key)
         if entry is not None and entry[0]() is t:
             return entry[1]
-        tid = f"t{self._tensor_count}"
-        self._tensor_count += 1
+        tid = f"t{self.tensor_count}"
+        self.tensor_count += 1
 
         def forget(ref: Any, key: int = key) -> None:
             current = self._tensor_ids.get(key)
@@ -75,11 +75,6 @@ class Registry:
             ref = _Strong(t)
         self._tensor_ids[key] = (ref, tid)
         return tid
-
-    @property
-    def tensor_count(self) -> int:
-        """How many tensors have been given an id so far."""
-        return self._tensor_count
 
     def known_tensor_id(self, t: torch.Tensor) -> str | None:
         """The id of `t` if it has one, without assigning."""

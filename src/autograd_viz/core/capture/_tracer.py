@@ -40,6 +40,8 @@ DEFAULT_MAX_EVENTS = 50_000
 TRACING_GC_THRESHOLD = (50_000, 50, 1_000_000)
 
 _is_compiling = torch.compiler.is_compiling
+_PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)  # what `plain` says yes to, checked first
+_dispatch_modes = torch._C._len_torch_dispatch_stack
 # optimizer.step() runs inside torch.autograd.profiler.record_function: its exit is how a
 # step that raised is noticed (see ModuleAndOptimizerHooks.step_record).
 _RECORD_ENTER = torch.ops.profiler._record_function_enter_new
@@ -186,7 +188,9 @@ class Tracer:
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             self.snapshots.changed()
-        if plain(result) and (not inplace or plain(args[0] if args else None)):
+        if (type(result) in _PLAIN_TYPES and not _dispatch_modes()) or (
+            plain(result) and (not inplace or plain(args[0] if args else None))
+        ):
             self._op(name, args, kwargs, result, inplace)
         else:
             with unseen():
@@ -232,7 +236,10 @@ class Tracer:
         if line is None and not self.passes.on_main_thread():
             return  # a thread of torch's own (a compile worker), not the script's code
         tid = registry.tensor_id
-        grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
+        try:
+            grad_fns = [node_id(t.grad_fn) for t in outputs]
+        except RuntimeError:  # a view torch will not describe (see grad_fn_of)
+            grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
         seen_before = registry.tensor_count
         inputs: list[str] = []
         constants: list[str] = []
@@ -266,7 +273,7 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
-        if self.passes and self.passes.current() is not None:
+        if self.passes.running and self.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):
