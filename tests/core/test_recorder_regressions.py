@@ -44,16 +44,21 @@ def test_trace_prints_what_python_prints(case: str, tmp_path: Path) -> None:
     assert any(e["kind"] == "accumulate" for e in trace["events"])
 
 
-def test_the_nested_passes_are_recorded_inside_the_outer_one(tmp_path: Path) -> None:
-    script = tmp_path / "nested.py"
-    script.write_text(REGRESSIONS["checkpoint_reentrant_inner_pass"], encoding="utf-8")
+def _traced_events(case: str, tmp_path: Path) -> list[dict]:
+    """The events of `autograd-viz trace` on a regression script, run in a process of its own."""
+    script = tmp_path / f"{case}.py"
+    script.write_text(REGRESSIONS[case], encoding="utf-8")
     out = tmp_path / "trace.json"
     done = _run(
         [sys.executable, "-m", "autograd_viz", "trace", str(script), "--json", str(out)],
         tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    events = json.loads(out.read_text(encoding="utf-8"))["events"]
+    return json.loads(out.read_text(encoding="utf-8"))["events"]
+
+
+def test_the_nested_passes_are_recorded_inside_the_outer_one(tmp_path: Path) -> None:
+    events = _traced_events("checkpoint_reentrant_inner_pass", tmp_path)
     shape = [
         (e["kind"], e.get("depth"), e.get("name"))
         for e in events
@@ -77,15 +82,7 @@ def test_the_nested_passes_are_recorded_inside_the_outer_one(tmp_path: Path) -> 
 
 
 def test_a_threads_backward_names_the_thread(tmp_path: Path) -> None:
-    script = tmp_path / "threaded.py"
-    script.write_text(REGRESSIONS["backward_on_a_thread"], encoding="utf-8")
-    out = tmp_path / "trace.json"
-    done = _run(
-        [sys.executable, "-m", "autograd_viz", "trace", str(script), "--json", str(out)],
-        tmp_path,
-    )
-    assert done.returncode == 0, done.stderr
-    events = json.loads(out.read_text(encoding="utf-8"))["events"]
+    events = _traced_events("backward_on_a_thread", tmp_path)
     (backward,) = [e for e in events if e["kind"] == "backward"]
     assert backward["thread"].startswith("Thread-") and backward["line"] == 5
     (acc,) = [e for e in events if e["kind"] == "accumulate"]
