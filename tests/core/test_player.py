@@ -144,3 +144,27 @@ def test_an_inner_pass_and_a_threads_pass_say_so() -> None:
         player.set_mode(BACKWARD)
         captions = [s.caption for s in player._build_steps(BACKWARD) if s.kind == "backward"]
         assert any(words in c for c in captions), (case, captions)
+
+
+def test_a_compiled_call_is_one_step_that_lights_the_nodes_it_made() -> None:
+    import torch
+
+    from tests.core.recorder_regressions import REGRESSIONS
+
+    torch._dynamo.reset()
+    trace = run_source(REGRESSIONS["torch_compile_eager_backend"])
+    compiled = [e for e in trace.events if e["kind"] == "op" and e["op"].startswith("compiled")]
+    assert [e["op"] for e in compiled] == ["compiled <lambda>"] * 4
+    first = compiled[0]
+    assert first["compiled"]["ops"] == 2  # a * b, then + a
+    assert first["values"][0]["data"] == [1.5, 0.0, 9.0]
+    later = compiled[-1]  # with w: the call built MulBackward0 and AddBackward0 (drawn)
+    names = {n.id: n.name for n in trace.nodes}
+    assert sorted(names[n] for n in later["compiled"]["nodes"]) == [
+        "AddBackward0", "MulBackward0"
+    ]  # fmt: skip
+    player = Player(trace, drawn_graph(trace))
+    step = next(
+        s for s in player._build_steps(FORWARD) if s.event_index == trace.events.index(later)
+    )
+    assert set(later["compiled"]["nodes"]) <= step.lit

@@ -340,8 +340,13 @@ class Player:
                 for nxt in self._nodes[n].next
                 if nxt in self._nodes and self._nodes[nxt].variable
             ]
+            inside = (e.get("compiled") or {}).get("nodes", ())  # a compiled call's own
             lit = self._drawn(
-                *e.get("outputs", ()), *made, *joined, self.graph.event_nodes.get(index)
+                *e.get("outputs", ()),
+                *made,
+                *inside,
+                *joined,
+                self.graph.event_nodes.get(index),
             )
         elif kind == "backward":
             lit = self._drawn(*e.get("roots", ()), *e.get("root_nodes", ()))

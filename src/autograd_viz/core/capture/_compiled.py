@@ -116,11 +116,13 @@ class CompiledCall:
     grad_enabled: bool
     inputs: list[torch.Tensor]
     made: list[Any] = field(default_factory=list)  # weak references to the tensors it made
+    nodes: list[str] = field(default_factory=list)  # the autograd nodes its ops made
     ops: int = 0
 
-    def note(self, outputs: list[torch.Tensor]) -> None:
-        """The compiled code's ops made `outputs`."""
+    def note(self, outputs: list[torch.Tensor], nodes: list[str | None]) -> None:
+        """The compiled code's ops made `outputs`, with the autograd nodes `nodes`."""
         self.ops += 1
+        self.nodes += [n for n in nodes if n is not None and n not in self.nodes]
         for t in outputs:
             with contextlib.suppress(TypeError):  # a tensor-like without weak references
                 self.made.append(weakref.ref(t))
@@ -177,8 +179,11 @@ class CompiledCalls:
                 return NOT_RECORDED
         return frame.f_lineno if frame is not None else None
 
-    def note(self, wrapper: FrameType, outputs: list[torch.Tensor]) -> None:
-        """An op of compiled code made `outputs`: noted for the call's one op event."""
+    def note(
+        self, wrapper: FrameType, outputs: list[torch.Tensor], nodes: list[str | None]
+    ) -> None:
+        """An op of compiled code made `outputs` (and `nodes`): noted for the call's one
+        op event."""
         call = self.running
         if call is None or call.wrapper is not wrapper:
             self.end()
@@ -194,7 +199,7 @@ class CompiledCalls:
                 grad_enabled=torch.is_grad_enabled(),
                 inputs=call_tensors(wrapper),
             )
-        call.note(outputs)
+        call.note(outputs, nodes)
 
     def returned(self, frame: FrameType | None) -> None:
         """A torch call from `frame`: if the call in progress is no longer on the stack,
@@ -224,6 +229,6 @@ class CompiledCalls:
                     "inplace": False,
                     "modules": call.modules,
                     "values": [tracer.value(t) for t in outputs],
-                    "compiled": {"ops": call.ops},
+                    "compiled": {"ops": call.ops, "nodes": call.nodes},
                 }
             )

@@ -228,10 +228,9 @@ class Tracer:
         registry = self.registry
         node_id = registry.node_id
         if line is not None and not isinstance(line, int):  # compiled code's own op
-            for t in outputs:
-                node_id(grad_fn_of(t))  # hooked now: its backward is recorded
+            made = [node_id(grad_fn_of(t)) for t in outputs]  # hooked now: its backward
             if line is not NOT_RECORDED:
-                self.compiled.note(line, outputs)
+                self.compiled.note(line, outputs, made)
             return
         if line is None and not self.passes.on_main_thread():
             return  # a thread of torch's own (a compile worker), not the script's code
