@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
 import torch
 
 from autograd_viz.core.graph_model import build_graph
@@ -112,3 +115,18 @@ def test_recording_resumes_after_a_step_that_raised() -> None:
     update = next(e for e in trace.events if e["kind"] == "param_update")
     assert update["before"]["data"] == [1.0]
     assert update["after"]["data"] == [torch.tensor(1.0 - 0.1 * 3).item()]
+
+
+@pytest.mark.parametrize("limit", [1000, 1111, 1234, 1717, 3000])
+def test_runaway_recursion_on_tensors_is_the_users_recursion_error(limit: int) -> None:
+    # Wherever in the recorder the limit is hit (registering a node, hooking it, reading
+    # its grad_fn), the user gets Python's RecursionError at their line, nothing of ours.
+    code = "import torch\n\ndef deeper(x):\n    return deeper(x * 1.0)\n\n"
+    code += "deeper(torch.ones(1, requires_grad=True))\n"
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        trace = run_source(code)
+    finally:
+        sys.setrecursionlimit(saved)
+    assert trace.error["type"] == "RecursionError" and trace.error["line"] == 4

@@ -49,6 +49,8 @@ class NodeHooks:
             handle = node.register_hook(self._post_hook(nid, name, leaf, entered))
             self._handles.append(handle)
             self._post.append(handle)
+        except RecursionError:
+            raise
         except (RuntimeError, TypeError):  # a node that takes no hooks is drawn, not replayed
             pass
 

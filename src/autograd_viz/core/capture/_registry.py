@@ -21,6 +21,8 @@ def grad_fn_of(t: torch.Tensor) -> Any:
     is_leaf). The user's program never asked, so the recorder must not fail there."""
     try:
         return t.grad_fn
+    except RecursionError:  # the user's own error, deep in their recursion: theirs
+        raise
     except RuntimeError:
         return None
 
@@ -109,14 +111,19 @@ class Registry:
             self.nodes_capped = True
             return None
         nid = f"n{len(self.nodes)}"
-        try:
-            node.metadata[self._key] = nid
-        except (AttributeError, RuntimeError):
-            return None
+        # Everything that can fail (a RecursionError deep in the user's recursion, too)
+        # comes before the id is written into the node: a node never carries an id that
+        # `nodes` does not know.
         info = NodeInfo(id=nid, name=type(node).__name__, tensor=None, variable=None, next=[])
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
             info.variable = info.tensor = self.tensor_id(variable)
+        try:
+            node.metadata[self._key] = nid
+        except RecursionError:
+            raise
+        except (AttributeError, RuntimeError):
+            return None
         self.nodes[nid] = info
         if self.on_new_node is not None:
             self.on_new_node(node, nid)

@@ -236,9 +236,12 @@ class Tracer:
             return  # a thread of torch's own (a compile worker), not the script's code
         tid = registry.tensor_id
         try:
-            grad_fns = [node_id(t.grad_fn) for t in outputs]
+            fns = [t.grad_fn for t in outputs]
+        except RecursionError:
+            raise
         except RuntimeError:  # a view torch will not describe (see grad_fn_of)
-            grad_fns = [node_id(grad_fn_of(t)) for t in outputs]
+            fns = [grad_fn_of(t) for t in outputs]
+        grad_fns = [node_id(fn) for fn in fns]
         seen_before = registry.tensor_count
         inputs: list[str] = []
         constants: list[str] = []
