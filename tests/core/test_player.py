@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autograd_viz.core.graph_model import drawn_graph
+from autograd_viz.core.graph_model import build_graph, drawn_graph
 from autograd_viz.core.player import BACKWARD, FORWARD, Player
 from autograd_viz.core.runner import run_source
 from tests.core.fidelity_cases import CASES
@@ -163,8 +163,23 @@ def test_a_compiled_call_is_one_step_that_lights_the_nodes_it_made() -> None:
     assert sorted(names[n] for n in later["compiled"]["nodes"]) == [
         "AddBackward0", "MulBackward0"
     ]  # fmt: skip
+    by_name = {names[n]: n for n in later["compiled"]["nodes"]}
+    scale = later["inputs"][1]  # the second argument fed a * b only
+    assert later["compiled"]["feeds"][scale] == [by_name["MulBackward0"]]
     player = Player(trace, drawn_graph(trace))
     step = next(
         s for s in player._build_steps(FORWARD) if s.event_index == trace.events.index(later)
     )
     assert set(later["compiled"]["nodes"]) <= step.lit
+    torch._dynamo.reset()
+    trace = run_source(
+        "import torch\n"
+        "w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "scale = torch.tensor([0.5, -1.0])\n"
+        "f = torch.compile(lambda a, b: (a * b + a).sum(), backend='eager')\n"
+        "loss = f(w, scale)\n"
+    )
+    names = {n.id: n.name for n in trace.nodes}
+    graph = build_graph(trace)
+    fed = [names[n] for n in graph.successors(trace.tensor_named("scale").id)]
+    assert fed == ["MulBackward0"]  # what took it inside the call, not the call's sum

@@ -160,7 +160,11 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     for e in trace.events:
         if e.get("kind") == "op":
             targets = [nid for nid in e.get("grad_fn", ()) if nid in nodes]
-            fed.extend((tid, nid) for tid in dict.fromkeys(e.get("inputs", ())) for nid in targets)
+            # A compiled call says which of its own nodes took each argument.
+            feeds = (e.get("compiled") or {}).get("feeds", {})
+            for tid in dict.fromkeys(e.get("inputs", ())):
+                fed_nodes = [nid for nid in feeds.get(tid, ()) if nid in nodes] or targets
+                fed.extend((tid, nid) for nid in fed_nodes)
     feeders = {tid for tid, _ in fed}
     tensors = [
         t

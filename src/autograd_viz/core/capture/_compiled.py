@@ -117,12 +117,22 @@ class CompiledCall:
     inputs: list[torch.Tensor]
     made: list[Any] = field(default_factory=list)  # weak references to the tensors it made
     nodes: list[str] = field(default_factory=list)  # the autograd nodes its ops made
+    # Per argument (by position in `inputs`), the nodes of the ops that took it.
+    feeds: dict[int, list[str]] = field(default_factory=dict)
     ops: int = 0
 
-    def note(self, outputs: list[torch.Tensor], nodes: list[str | None]) -> None:
-        """The compiled code's ops made `outputs`, with the autograd nodes `nodes`."""
+    def note(
+        self, outputs: list[torch.Tensor], nodes: list[str | None], used: list[torch.Tensor]
+    ) -> None:
+        """The compiled code's ops took `used` and made `outputs`, with the nodes `nodes`."""
         self.ops += 1
-        self.nodes += [n for n in nodes if n is not None and n not in self.nodes]
+        made = [n for n in nodes if n is not None]
+        self.nodes += [n for n in made if n not in self.nodes]
+        for t in used:
+            for position, argument in enumerate(self.inputs):
+                if argument is t:
+                    fed = self.feeds.setdefault(position, [])
+                    fed += [n for n in made if n not in fed]
         for t in outputs:
             with contextlib.suppress(TypeError):  # a tensor-like without weak references
                 self.made.append(weakref.ref(t))
@@ -180,10 +190,14 @@ class CompiledCalls:
         return frame.f_lineno if frame is not None else None
 
     def note(
-        self, wrapper: FrameType, outputs: list[torch.Tensor], nodes: list[str | None]
+        self,
+        wrapper: FrameType,
+        outputs: list[torch.Tensor],
+        nodes: list[str | None],
+        used: list[torch.Tensor],
     ) -> None:
-        """An op of compiled code made `outputs` (and `nodes`): noted for the call's one
-        op event."""
+        """An op of compiled code took `used` and made `outputs` (and `nodes`): noted for
+        the call's one op event."""
         call = self.running
         if call is None or call.wrapper is not wrapper:
             self.end()
@@ -199,7 +213,7 @@ class CompiledCalls:
                 grad_enabled=torch.is_grad_enabled(),
                 inputs=call_tensors(wrapper),
             )
-        call.note(outputs, nodes)
+        call.note(outputs, nodes, used)
 
     def returned(self, frame: FrameType | None) -> None:
         """A torch call from `frame`: if the call in progress is no longer on the stack,
@@ -229,6 +243,10 @@ class CompiledCalls:
                     "inplace": False,
                     "modules": call.modules,
                     "values": [tracer.value(t) for t in outputs],
-                    "compiled": {"ops": call.ops, "nodes": call.nodes},
+                    "compiled": {
+                        "ops": call.ops,
+                        "nodes": call.nodes,
+                        "feeds": {tid(call.inputs[i]): fed for i, fed in call.feeds.items()},
+                    },
                 }
             )

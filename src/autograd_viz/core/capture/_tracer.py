@@ -230,7 +230,8 @@ class Tracer:
         if line is not None and not isinstance(line, int):  # compiled code's own op
             made = [node_id(grad_fn_of(t)) for t in outputs]  # hooked now: its backward
             if line is not NOT_RECORDED:
-                self.compiled.note(line, outputs, made)
+                used = tensors_in(args) + tensors_in(kwargs.values())
+                self.compiled.note(line, outputs, made, used)
             return
         if line is None and not self.passes.on_main_thread():
             return  # a thread of torch's own (a compile worker), not the script's code
