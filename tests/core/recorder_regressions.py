@@ -62,6 +62,14 @@ for _ in range(2):
     opt.step()
     print(round(loss.item(), 6))
 """,
+    "torch_compile_inductor": """
+import torch
+w = torch.tensor([1., 2., 3.], requires_grad=True)
+f = torch.compile(lambda a, b: (a * b + a).sum())
+for k in range(3):
+    f(w, torch.tensor([0.5, -1., 2.]) * (k + 1)).backward()
+print(w.grad.tolist())
+""",
     # 3. The recorder's own reads reached a subclass's __torch_function__ and a
     # TorchDispatchMode of the user's.
     "user_subclass_and_dispatch_mode_see_only_their_calls": """

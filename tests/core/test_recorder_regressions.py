@@ -87,3 +87,15 @@ def test_a_threads_backward_names_the_thread(tmp_path: Path) -> None:
     assert backward["thread"].startswith("Thread-") and backward["line"] == 5
     (acc,) = [e for e in events if e["kind"] == "accumulate"]
     assert acc["after"]["data"] == 3.0
+
+
+def test_an_inductor_call_is_one_op_with_what_it_returned(tmp_path: Path) -> None:
+    # Inductor's kernels are invisible to torch's function dispatch: the call is noticed
+    # through its runtime, and its event shows the value the call really returned.
+    events = _traced_events("torch_compile_inductor", tmp_path)
+    calls = [e for e in events if e["kind"] == "op" and e["op"] == "compiled <lambda>"]
+    assert [e["values"][0]["data"] for e in calls] == [10.5, 15.0, 19.5]
+    passes = [e for e in events if e["kind"] == "backward"]
+    assert [e["roots"] for e in passes] == [e["outputs"] for e in calls]
+    nodes = [e["name"] for e in events if e["kind"] == "node"]
+    assert nodes == ["CompiledFunctionBackward", "AccumulateGrad"] * 3

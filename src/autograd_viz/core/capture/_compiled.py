@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import weakref
 from dataclasses import dataclass, field
 from types import FrameType
@@ -105,6 +106,19 @@ def call_tensors(wrapper: FrameType) -> list[torch.Tensor]:
     return out
 
 
+def _tensors(value: Any, depth: int = 0) -> list[Any]:
+    """Tensors in a compiled call's return value (nested tuples, lists, dicts)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 3:
+        return []
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v, depth + 1)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v, depth + 1)]
+    return []
+
+
 @dataclass
 class CompiledCall:
     """One call of compiled code in progress: what it was given and what it made."""
@@ -120,15 +134,16 @@ class CompiledCall:
     # Per argument (by position in `inputs`), the nodes of the ops that took it.
     feeds: dict[int, list[str]] = field(default_factory=dict)
     ops: int = 0
+    returned: list[torch.Tensor] | None = None  # what the call returned, once it has
 
     def note(
         self, outputs: list[torch.Tensor], nodes: list[str | None], used: list[torch.Tensor]
     ) -> None:
         """The compiled code's ops took `used` and made `outputs`, with the nodes `nodes`."""
-        self.ops += 1
+        self.ops += bool(outputs)  # an op (not a query of compiled code's runtime)
         made = [n for n in nodes if n is not None]
         self.nodes += [n for n in made if n not in self.nodes]
-        for t in used:
+        for t in used if made else ():
             for position, argument in enumerate(self.inputs):
                 if argument is t:
                     fed = self.feeds.setdefault(position, [])
@@ -165,6 +180,8 @@ class CompiledCalls:
     def __init__(self, tracer: Tracer) -> None:
         self.tracer = tracer
         self.running: CompiledCall | None = None  # the compiled call in progress
+        self._profile: Any = None  # the thread's profile function while we watch a call
+        self._watching = False
 
     def locate(self, frame: FrameType | None) -> Any:
         """For an op called from `frame`: the user's line; or, when compiled code runs
@@ -214,6 +231,36 @@ class CompiledCalls:
                 inputs=call_tensors(wrapper),
             )
         call.note(outputs, nodes, used)
+        self._watch()
+
+    def asked(self, frame: FrameType | None) -> None:
+        """A torch call that returned no tensor, from `frame`: compiled code whose
+        kernels torch's dispatch never sees (inductor) still makes such calls from its
+        runtime; they are how such a call is noticed at all."""
+        caller = frame.f_back if frame is not None else None
+        if caller is None or not is_compiled_code(caller.f_code.co_filename):
+            return
+        where = self.locate(frame)
+        if where is not None and where is not NOT_RECORDED and not isinstance(where, int):
+            self.note(where, [], [], [])
+
+    def _watch(self) -> None:
+        """Until the call in progress returns, a profile function on this thread waits
+        for its return: what it returns is what its op event shows."""
+        if self._watching:
+            return
+        self._watching = True
+        self._profile = sys.getprofile()
+        sys.setprofile(self._on_return)
+
+    def _on_return(self, frame: FrameType, event: str, arg: Any) -> None:
+        call = self.running
+        if event != "return" or call is None or frame is not call.wrapper:
+            return
+        sys.setprofile(self._profile)
+        self._watching = False
+        call.returned = [t for t in _tensors(arg) if isinstance(t, torch.Tensor)]
+        self.end()
 
     def returned(self, frame: FrameType | None) -> None:
         """A torch call from `frame`: if the call in progress is no longer on the stack,
@@ -227,9 +274,12 @@ class CompiledCalls:
         if call is None:
             return
         call.wrapper = None  # type: ignore[assignment]  # let the frame go
+        if self._watching:  # it ended another way (an exception, the run's end)
+            sys.setprofile(self._profile)
+            self._watching = False
         tracer = self.tracer
         with unseen():
-            outputs = call.results()
+            outputs = call.returned if call.returned is not None else call.results()
             tid, node_id = tracer.tid, tracer.registry.node_id
             tracer.emit(
                 {

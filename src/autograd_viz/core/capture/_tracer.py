@@ -221,6 +221,7 @@ class Tracer:
         else:
             outputs = tensors_in([result])
             if not outputs:
+                self.compiled.asked(sys._getframe(3))  # inductor's runtime, maybe
                 return
         if self.events_capped:
             return
