@@ -148,5 +148,12 @@ t = threading.Thread(target=lambda: (w * 3).backward())
 t.start()
 t.join()
 print(w.grad.item())
+class Worker(threading.Thread):
+    def run(self):
+        (w * 2).backward()
+worker = Worker()
+worker.start()
+worker.join()
+print(w.grad.item())
 """,
 }

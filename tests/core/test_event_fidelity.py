@@ -288,16 +288,27 @@ class _Reference(TorchFunctionMode):
         self.__enter__()
 
     def _adopt_thread(self, frame: Any, event: str, arg: Any) -> None:
-        sys.setprofile(None)
         thread = threading.current_thread()
-        target = getattr(thread, "_target", None)
-        if target is not None:
+        if type(thread).run is threading.Thread.run:
+            sys.setprofile(None)
+            target = getattr(thread, "_target", None)
+            if target is not None:
 
-            def recorded(*args: Any, **kwargs: Any) -> Any:
-                with self:
-                    return target(*args, **kwargs)
+                def recorded(*args: Any, **kwargs: Any) -> Any:
+                    with self:
+                        return target(*args, **kwargs)
 
-            thread._target = recorded
+                thread._target = recorded
+        elif event == "call":  # a run() of its own, starting now: recorded until it returns
+            run = frame
+            self.__enter__()
+
+            def until_run_returns(frame: Any, event: str, arg: Any) -> None:
+                if event == "return" and frame is run:
+                    sys.setprofile(None)
+                    self.__exit__(None, None, None)
+
+            sys.setprofile(until_run_returns)
 
     def stop(self) -> None:
         """Stop recording (what `start` installed is removed)."""

@@ -56,14 +56,15 @@ class RunningPasses:
 
 
 class ThreadRecording:
-    """While installed, a thread the script starts runs its target with `mode` on.
+    """While installed, a thread the script starts runs with `mode` on.
 
-    `threading.setprofile` calls us once, on the new thread's first call, before its
-    `run()` does anything: the target is wrapped there (the Thread object's own
-    attribute; nothing in `threading` changes). The mode is left again before the thread
-    ends: a thread must not end with it on its stack, because torch frees that stack after
-    Python has let go of the thread. A Thread subclass with a run() of its own is not
-    recorded.
+    `threading.setprofile` calls us in the new thread before its `run()` does anything.
+    A plain Thread's target is wrapped there (the Thread object's own attribute; nothing
+    in `threading` changes). A Thread subclass's own `run()` gets the mode when it is
+    called and leaves it when it returns, with a profile function that watches that one
+    frame meanwhile. Either way the mode is left before the thread ends: a thread must not
+    end with it on its stack, because torch frees that stack after Python has let go of
+    the thread.
     """
 
     def __init__(self, mode: Any, ended: Callable[[], bool]) -> None:
@@ -79,15 +80,31 @@ class ThreadRecording:
         threading.setprofile(self._previous)
 
     def _adopt(self, frame: Any, event: str, arg: Any) -> None:
-        sys.setprofile(None)
         thread = threading.current_thread()
-        target = getattr(thread, "_target", None)
-        if target is None or self._ended():
+        if self._ended():
+            sys.setprofile(None)
             return
         mode = self._mode
+        target = getattr(thread, "_target", None)
+        if type(thread).run is threading.Thread.run:
+            sys.setprofile(None)
+            if target is None:
+                return
 
-        def recorded(*args: Any, **kwargs: Any) -> Any:
-            with mode:
-                return target(*args, **kwargs)
+            def recorded(*args: Any, **kwargs: Any) -> Any:
+                with mode:
+                    return target(*args, **kwargs)
 
-        thread._target = recorded
+            thread._target = recorded
+            return
+        if event != "call":  # not yet in run(): wait for it
+            return
+        run = frame
+        mode.__enter__()
+
+        def until_run_returns(frame: Any, event: str, arg: Any) -> None:
+            if event == "return" and frame is run:
+                sys.setprofile(None)
+                mode.__exit__(None, None, None)
+
+        sys.setprofile(until_run_returns)
