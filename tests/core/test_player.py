@@ -112,7 +112,7 @@ def test_position_signal_and_bounds() -> None:
 
 
 def test_a_custom_backwards_ops_are_not_forward_steps_and_its_pass_nests() -> None:
-    from autograd_viz.core.player import freeing
+    from autograd_viz.core.freeing import freeing
     from tests.core.recorder_regressions import REGRESSIONS
 
     trace = run_source(REGRESSIONS["checkpoint_reentrant_inner_pass"])

@@ -7,8 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from autograd_viz.core.freeing import freeing
 from autograd_viz.core.graph_model import DrawnGraph, drawn_graph
-from autograd_viz.core.player import freeing
 from autograd_viz.core.trace import Trace
 
 # Traces with more nodes and tensors than this are laid out on a worker thread (about

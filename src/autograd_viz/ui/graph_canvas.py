@@ -12,8 +12,9 @@ from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
+from autograd_viz.core.freeing import freed_at, freeing
 from autograd_viz.core.graph_model import ACCUMULATE, OPERATION, DrawnGraph, drawn_graph
-from autograd_viz.core.player import Frame, freed_at, freeing
+from autograd_viz.core.player import Frame
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui._edges_item import COMPACT_DX_PX, GraphOverlayItem
 from autograd_viz.ui._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
