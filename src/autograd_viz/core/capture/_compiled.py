@@ -7,16 +7,15 @@ traces, the mode therefore steps aside (`torch.compiler.is_compiling()`), so the
 holds the user's ops alone. When the compiled code then runs, its ops still pass through
 the mode (the graph's own calls, or AOTAutograd's wrappers): they are not the user's
 lines, so each compiled call becomes a single op event, `compiled f`, whose outputs are
-the tensors it made that are still alive when it has returned. The autograd nodes it
-built are given ids then, so its backward is recorded node by node as the engine runs it.
+what it returned (a profile function on the thread waits, while the call runs, for its
+frame to return). The autograd nodes its ops built are given ids as they appear, so its
+backward is recorded node by node as the engine runs it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-import weakref
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -121,7 +120,8 @@ def _tensors(value: Any, depth: int = 0) -> list[Any]:
 
 @dataclass
 class CompiledCall:
-    """One call of compiled code in progress: what it was given and what it made."""
+    """One call of compiled code in progress: what it was given and what it made; what it
+    returned, once the profile function has seen it return."""
 
     wrapper: FrameType
     name: str
@@ -129,7 +129,6 @@ class CompiledCall:
     modules: list[str]
     grad_enabled: bool
     inputs: list[torch.Tensor]
-    made: list[Any] = field(default_factory=list)  # weak references to the tensors it made
     nodes: list[str] = field(default_factory=list)  # the autograd nodes its ops made
     # Per argument (by position in `inputs`), the nodes of the ops that took it.
     feeds: dict[int, list[str]] = field(default_factory=dict)
@@ -148,24 +147,6 @@ class CompiledCall:
                 if argument is t:
                     fed = self.feeds.setdefault(position, [])
                     fed += [n for n in made if n not in fed]
-        for t in outputs:
-            with contextlib.suppress(TypeError):  # a tensor-like without weak references
-                self.made.append(weakref.ref(t))
-
-    def results(self) -> list[torch.Tensor]:
-        """What it made that is still alive (its results; intermediates have died), each
-        once, in the order made; the arguments it wrote in place come first."""
-        seen: set[int] = set()
-        inputs = {id(t) for t in self.inputs}
-        written: list[torch.Tensor] = []
-        results: list[torch.Tensor] = []
-        for ref in self.made:
-            t = ref()
-            if t is None or id(t) in seen:
-                continue
-            seen.add(id(t))
-            (written if id(t) in inputs else results).append(t)
-        return written + results
 
 
 # What `CompiledCalls.locate` says of an op that compiled code runs with no compiled call
@@ -279,7 +260,8 @@ class CompiledCalls:
             self._watching = False
         tracer = self.tracer
         with unseen():
-            outputs = call.returned if call.returned is not None else call.results()
+            # Nothing when its return went unseen (another profile function replaced ours).
+            outputs = call.returned or []
             tid, node_id = tracer.tid, tracer.registry.node_id
             tracer.emit(
                 {
