@@ -23,9 +23,9 @@ import torch
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from autograd_viz.core.graph_model import drawn_graph
-from autograd_viz.core.player import BACKWARD, Player
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import drawn_graph
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, Player
 
 NET = """
 import torch
@@ -94,7 +94,7 @@ def _torchviz_seconds(steps: int, timeout: float) -> str:
 def _frame_times(frames: int, size: str) -> tuple[float, float, int]:
     from PySide6.QtWidgets import QApplication
 
-    from autograd_viz.ui.graph_canvas import GraphCanvas
+    from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 
     app = QApplication.instance() or QApplication([])
     trace = _trace(SIZES[size])

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 
 TOY = """
 import torch

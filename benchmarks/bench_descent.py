@@ -26,8 +26,8 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=100)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    from autograd_viz.core.descent import FUNCTIONS, surface
-    from autograd_viz.ui._descent_sweep import compute_sweep
+    from autograd_viz.core.descent.paths import FUNCTIONS, surface
+    from autograd_viz.ui.descent._descent_sweep import compute_sweep
 
     bowl = FUNCTIONS["bowl"]
     surface(bowl.fn, bowl.extent, 256)
@@ -58,7 +58,7 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from autograd_viz.ui.descent_pane import DescentPane
+    from autograd_viz.ui.descent.descent_pane import DescentPane
 
     app = QApplication.instance() or QApplication([])
     pane = DescentPane()
@@ -89,7 +89,7 @@ def main() -> None:
 def _landscape() -> None:
     from torch import nn
 
-    from autograd_viz.core.landscape import model_landscape
+    from autograd_viz.core.descent.landscape import model_landscape
 
     torch.manual_seed(0)
     x = torch.randn(256, 8)

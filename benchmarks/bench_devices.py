@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from autograd_viz.core.descent import FUNCTIONS, descend_many, learning_rate_grid, surface
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.descent.paths import FUNCTIONS, descend_many, learning_rate_grid, surface
+from autograd_viz.core.kernel.runner import run_source
 from benchmarks.bench_capture import MLP, RNN
 
 

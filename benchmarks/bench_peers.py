@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 
 FORWARD = "out = model(X)\n"
 

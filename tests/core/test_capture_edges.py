@@ -7,8 +7,8 @@ import sys
 import pytest
 import torch
 
-from autograd_viz.core.graph_model import build_graph
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import build_graph
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import Trace
 
 

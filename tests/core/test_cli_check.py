@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograd_viz.cli import main
-from autograd_viz.core.exercises import EXERCISES
+from autograd_viz.core.learning.exercises import EXERCISES
 from tests.core.exercise_solutions import SOLUTIONS
 
 WRONG_GRAD_OF = (

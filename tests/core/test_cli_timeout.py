@@ -12,13 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograd_viz.cli import (
-    EXIT_CRASHED,
-    EXIT_OK,
-    EXIT_OUT_OF_MEMORY,
-    EXIT_TIMEOUT,
-)
-from autograd_viz.core.limits import MEMORY_ENV
+from autograd_viz.cli import ExitCode
+from autograd_viz.core.kernel.limits import MEMORY_ENV
 from autograd_viz.resources import EXAMPLES
 
 
@@ -55,7 +50,7 @@ def test_a_hang_is_stopped_at_the_timeout(tmp_path: Path) -> None:
     done, seconds = _trace(
         _script(tmp_path, "while True:\n    pass\n"), "--timeout", "2", "--json", str(out)
     )
-    assert done.returncode == EXIT_TIMEOUT
+    assert done.returncode == ExitCode.TIMEOUT
     assert seconds < 8  # 2 s of the script's own time, plus starting Python and torch
     assert _one_line(done.stderr).endswith("ran longer than the 2 s timeout and was stopped")
     assert not out.exists()
@@ -63,7 +58,7 @@ def test_a_hang_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 
 def test_the_timeout_does_not_count_importing_torch(tmp_path: Path) -> None:
     done, _ = _trace(_script(tmp_path, "import time\ntime.sleep(0.5)\n"), "--timeout", "1")
-    assert done.returncode == EXIT_OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -80,7 +75,7 @@ def test_the_timeout_does_not_count_importing_torch(tmp_path: Path) -> None:
 def test_a_crash_is_one_line_and_exit_code_4(tmp_path: Path, code: str, words: str) -> None:
     out = tmp_path / "t.json"
     done, _ = _trace(_script(tmp_path, code), "--json", str(out))
-    assert done.returncode == EXIT_CRASHED
+    assert done.returncode == ExitCode.CRASHED
     assert words in _one_line(done.stderr)
     assert not out.exists()
 
@@ -90,7 +85,7 @@ def test_running_out_of_memory_is_exit_code_5_with_the_trace(tmp_path: Path) -> 
     # 4 GB of address space (never touched) against a 3 GB cap: fails without using RAM.
     script = _script(tmp_path, "import torch\nkept = torch.ones(2)\nhuge = torch.empty(10**9)\n")
     done, _ = _trace(script, "--json", str(out))
-    assert done.returncode == EXIT_OUT_OF_MEMORY
+    assert done.returncode == ExitCode.OUT_OF_MEMORY
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
         f"autograd-viz trace: {script}, line 3, ran out of memory; the script may use at most "
@@ -109,14 +104,14 @@ def test_sys_exit_is_the_scripts_exit_code_not_a_crash(tmp_path: Path) -> None:
     assert error["type"] == "SystemExit" and error["line"] == 2
     assert error["message"].startswith("sys.exit(3) was called")
     done, _ = _trace(_script(tmp_path, "import sys\nsys.exit(0)\n"), "--json", str(out))
-    assert done.returncode == EXIT_OK
+    assert done.returncode == ExitCode.OK
     assert not [e for e in json.loads(out.read_text())["events"] if e["kind"] == "error"]
 
 
 def test_a_normal_run_still_writes_the_trace(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     done, _ = _trace(EXAMPLES / "lab_loss.py", "--timeout", "60", "--json", str(out))
-    assert done.returncode == EXIT_OK, done.stderr
+    assert done.returncode == ExitCode.OK, done.stderr
     grads = {
         t["name"]: t["grad"]["data"] for t in json.loads(out.read_text())["tensors"] if t["grad"]
     }
@@ -126,7 +121,7 @@ def test_a_normal_run_still_writes_the_trace(tmp_path: Path) -> None:
 def test_processes_the_script_started_do_not_outlive_it(tmp_path: Path) -> None:
     code = "import subprocess\np = subprocess.Popen(['sleep', '1003'])\nprint(p.pid)\n"
     done, _ = _trace(_script(tmp_path, code), "--json", str(tmp_path / "t.json"))
-    assert done.returncode == EXIT_OK
+    assert done.returncode == ExitCode.OK
     pid = int(done.stdout.split()[0])
     deadline = time.monotonic() + 5
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:

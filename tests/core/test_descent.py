@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograd_viz.core.descent import (
+from autograd_viz.core.descent.paths import (
     FUNCTIONS,
     OPTIMIZERS,
     descend,

@@ -8,8 +8,8 @@ import re
 import pytest
 import torch
 
-from autograd_viz.core.descent import FUNCTIONS, OPTIMIZERS, descend, describe_path
-from autograd_viz.core.descent_sweep import (
+from autograd_viz.core.descent.paths import FUNCTIONS, OPTIMIZERS, descend, describe_path
+from autograd_viz.core.descent.sweep import (
     NO_FUNCTION,
     as_batched,
     sweep_in_namespace,

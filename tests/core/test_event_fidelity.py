@@ -21,7 +21,7 @@ from torch.optim import optimizer as optim_module
 from torch.overrides import TorchFunctionMode
 
 from autograd_viz.core.capture._calls import HISTORY_BREAKS, SKIP, in_place, tensors_in
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 from tests.core.fidelity_cases import CASES
 from tests.core.recorder_regressions import REGRESSIONS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 from tests.core.fidelity_cases import CASES
 
 

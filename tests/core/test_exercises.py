@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from autograd_viz.core.exercises import EXERCISES, CheckResult, check_solution
+from autograd_viz.core.learning.exercise_runner import check_solution
+from autograd_viz.core.learning.exercises import EXERCISES, CheckResult
 from tests.core.exercise_solutions import SOLUTIONS
 
 
@@ -49,7 +50,7 @@ def test_catalog_is_complete_and_light() -> None:
         [
             sys.executable,
             "-c",
-            "import sys, autograd_viz.core.exercises as e; "
+            "import sys, autograd_viz.core.learning.exercises as e; "
             "e.EXERCISES['grad_of'].starter; print('torch' in sys.modules)",
         ],
         capture_output=True,
@@ -86,7 +87,7 @@ def test_correct_solution_passes_every_case(exercise: str) -> None:
 def test_reference_descent_is_torch_optim_sgd() -> None:
     import torch
 
-    from autograd_viz.core.exercises_lesson2 import sgd_reference, three_bowl
+    from autograd_viz.core.learning.exercises_lesson2 import sgd_reference, three_bowl
 
     x = torch.tensor([5.0, 0.0, -3.0], requires_grad=True)
     optimizer = torch.optim.SGD([x], lr=0.1)

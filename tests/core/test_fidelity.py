@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import torch
 
-from autograd_viz.core.graph_capture import namespace_roots
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.capture.graph_capture import namespace_roots
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import TensorValue, Trace
 from tests.core.fidelity_cases import CASES
 

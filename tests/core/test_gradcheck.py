@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-from autograd_viz.core.exercise_runner import SolutionError, run_gradient_check
-from autograd_viz.core.gradcheck import GradientCheck, gradient_check
+from autograd_viz.core.learning.exercise_runner import SolutionError, run_gradient_check
+from autograd_viz.core.learning.gradcheck import GradientCheck, gradient_check
 
 
 class _WrongSquare(torch.autograd.Function):

@@ -6,8 +6,8 @@ import json
 
 import torch
 
-from autograd_viz.core.graph_capture import capture_graph
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.capture.graph_capture import capture_graph
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import Trace
 
 LAB = """

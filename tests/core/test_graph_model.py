@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from autograd_viz.core.graph_model import (
+from autograd_viz.core.graph.graph_model import (
     ACCUMULATE,
     LEAF,
     OPERATION,
@@ -14,7 +14,7 @@ from autograd_viz.core.graph_model import (
     format_number,
     layered_layout,
 )
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.resources import DEFAULT_EXAMPLE
 
 
@@ -86,7 +86,7 @@ def test_labels_show_values_and_grads() -> None:
 def test_no_grad_ops_and_cuts_are_drawn_outside_autograd() -> None:
     from pathlib import Path
 
-    from autograd_viz.core.graph_model import UNTRACKED
+    from autograd_viz.core.graph.graph_model import UNTRACKED
 
     code = (Path(__file__).parent / "nograd_and_detach.py").read_text()
     trace = run_source(code)
@@ -110,7 +110,7 @@ def test_no_grad_ops_and_cuts_are_drawn_outside_autograd() -> None:
 
 
 def test_layout_keeps_its_order_when_edited_code_is_run_again() -> None:
-    from autograd_viz.core.graph_model import stable_keys
+    from autograd_viz.core.graph.graph_model import stable_keys
 
     first = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
     before = drawn_graph(first)

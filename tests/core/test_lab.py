@@ -12,10 +12,10 @@ import io
 import pytest
 import torch
 
-from autograd_viz.core.descent import FUNCTIONS, run_descent
-from autograd_viz.core.lab import LAB_SOURCE, Lab, lab_state, lab_step, toggle_code
-from autograd_viz.core.lab_predict import ERROR, NO, judge, question_for
-from autograd_viz.core.lab_tasks import TASKS, check_descent_task, tasks_done
+from autograd_viz.core.descent.paths import FUNCTIONS, run_descent
+from autograd_viz.core.learning.lab import LAB_SOURCE, Lab, lab_state, lab_step, toggle_code
+from autograd_viz.core.learning.lab_predict import ERROR, NO, judge, question_for
+from autograd_viz.core.learning.lab_tasks import TASKS, check_descent_task, tasks_done
 
 SECOND_TIME = "Trying to backward through the graph a second time"
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from autograd_viz.core.landscape import (
+from autograd_viz.core.descent.landscape import (
     evaluate_plane,
     filter_normalized,
     landscape_in_namespace,

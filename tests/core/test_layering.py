@@ -34,8 +34,8 @@ def test_core_source_imports_no_qt() -> None:
 
 def test_importing_core_loads_no_qt_module() -> None:
     code = (
-        "import sys, autograd_viz.core.runner, autograd_viz.core.graph_model, "
-        "autograd_viz.core.protocol, autograd_viz.cli\n"
+        "import sys, autograd_viz.core.kernel.runner, autograd_viz.core.graph.graph_model, "
+        "autograd_viz.core.kernel.protocol, autograd_viz.cli\n"
         f"print([m for m in sys.modules if m.split('.')[0] in {QT_MODULES!r}])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -50,3 +50,17 @@ def test_import_linter_contracts_hold() -> None:
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([lint], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle anywhere in the package, lazy imports inside functions included:
+    a cycle is a knot that every later change has to untie first."""
+    grimp = pytest.importorskip("grimp")  # comes with import-linter (the test extra)
+    import networkx as nx
+
+    graph = grimp.build_graph("autograd_viz")
+    imports = nx.DiGraph()
+    for module in graph.modules:
+        imports.add_edges_from((module, d) for d in graph.find_modules_directly_imported_by(module))
+    cycles = [sorted(c) for c in nx.strongly_connected_components(imports) if len(c) > 1]
+    assert cycles == []

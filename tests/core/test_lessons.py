@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograd_viz.core.lessons import (
+from autograd_viz.core.learning.lessons import (
     LessonFormatError,
     Section,
     all_sections,

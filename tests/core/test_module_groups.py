@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import networkx as nx
 
-from autograd_viz.core.graph_model import build_graph, drawn_graph
-from autograd_viz.core.module_groups import MODULE
-from autograd_viz.core.player import BACKWARD, Player
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import build_graph, drawn_graph
+from autograd_viz.core.graph.module_groups import MODULE
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, Player
 from autograd_viz.resources import EXAMPLES
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from autograd_viz.core.graph_model import build_graph, drawn_graph
-from autograd_viz.core.player import BACKWARD, FORWARD, Player
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import build_graph, drawn_graph
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, FORWARD, Player
 from tests.core.fidelity_cases import CASES
 
 
@@ -112,7 +112,7 @@ def test_position_signal_and_bounds() -> None:
 
 
 def test_a_custom_backwards_ops_are_not_forward_steps_and_its_pass_nests() -> None:
-    from autograd_viz.core.freeing import freeing
+    from autograd_viz.core.playback.freeing import freeing
     from tests.core.recorder_regressions import REGRESSIONS
 
     trace = run_source(REGRESSIONS["checkpoint_reentrant_inner_pass"])
@@ -132,7 +132,7 @@ def test_a_custom_backwards_ops_are_not_forward_steps_and_its_pass_nests() -> No
 
 
 def test_an_inner_pass_and_a_threads_pass_say_so() -> None:
-    from autograd_viz.core.player import BACKWARD
+    from autograd_viz.core.playback.player import BACKWARD
     from tests.core.recorder_regressions import REGRESSIONS
 
     for case, words in (

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from autograd_viz.core import limits
-from autograd_viz.core.output_budget import OutputBudget, budgeted_output
-from autograd_viz.core.protocol import trace_from_payload, trace_payload
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel import limits
+from autograd_viz.core.kernel.output_budget import OutputBudget, budgeted_output
+from autograd_viz.core.kernel.protocol import trace_from_payload, trace_payload
+from autograd_viz.core.kernel.runner import run_source
 
 
 def test_memory_limit_setting() -> None:
@@ -28,8 +28,8 @@ def test_a_capped_process_fails_cleanly_and_frees_deep_graphs() -> None:
     code = """
 import os
 os.environ["AUTOGRAD_VIZ_KERNEL_MEMORY_MB"] = "2048"
-from autograd_viz.core.limits import apply_process_limits, is_out_of_memory
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.limits import apply_process_limits, is_out_of_memory
+from autograd_viz.core.kernel.runner import run_source
 assert apply_process_limits() == {"memory_limit_mb": 2048}
 trace = run_source("import torch\\nbig = torch.empty(10**9)\\n")
 assert is_out_of_memory(trace.error), trace.error

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_viz.core.progress import Progress, load_progress, progress_path, summary_line
+from autograd_viz.core.learning.progress import Progress, load_progress, progress_path, summary_line
 
 
 def test_marks_survive_a_new_load(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from autograd_viz.core.lessons import load_lessons
-from autograd_viz.core.quiz import QUESTIONS, Feedback, answer, question, questions_for
+from autograd_viz.core.learning.lessons import load_lessons
+from autograd_viz.core.learning.quiz import QUESTIONS, Feedback, answer, question, questions_for
 
 
 def _number(text: str) -> float | None:

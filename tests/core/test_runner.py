@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 
 
 def test_syntax_error_points_at_its_line_and_runs_nothing() -> None:
@@ -55,7 +55,7 @@ def test_hundred_thousand_deep_chain_is_capped_without_crashing() -> None:
     # pytorch#109948: freeing a very deep graph after a Python walk can segfault.
     # Run in a child process so a crash fails this test instead of killing pytest.
     script = (
-        "from autograd_viz.core.runner import run_source\n"
+        "from autograd_viz.core.kernel.runner import run_source\n"
         "code = 'import torch\\nx = torch.tensor(1.0, requires_grad=True)\\ny = x\\n'"
         " + 'for _ in range(100_000):\\n    y = y * 1.0\\n'\n"
         "trace = run_source(code)\n"

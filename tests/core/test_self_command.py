@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from autograd_viz.core import self_command as sc
+from autograd_viz.core.platform import self_command as sc
 
 
 def test_from_an_install_it_is_python_dash_m(monkeypatch) -> None:

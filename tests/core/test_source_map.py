@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autograd_viz.core.runner import run_source
-from autograd_viz.core.source_map import SourceMap
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.source_map import SourceMap
 from tests.core.fidelity_cases import CASES
 
 

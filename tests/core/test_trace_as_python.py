@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograd_viz.core.script_context import (
+from autograd_viz.core.kernel.script_context import (
     as_python_script,
     exit_status,
     main_module,

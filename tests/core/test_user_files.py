@@ -6,27 +6,27 @@ import os
 
 import pytest
 
-from autograd_viz.core.autosave import (
+from autograd_viz.core.platform.autosave import (
     autosave_file,
     read_autosave,
     recoverable,
     remove_autosave,
     write_autosave,
 )
-from autograd_viz.core.preferences import (
+from autograd_viz.core.platform.preferences import (
     forget_file,
     load_theme,
     recent_files,
     remember_file,
     save_theme,
 )
-from autograd_viz.core.source_files import (
+from autograd_viz.core.platform.source_files import (
     MAX_BYTES,
     UnreadableFile,
     read_source_file,
     save_source_file,
 )
-from autograd_viz.core.user_data import data_dir
+from autograd_viz.core.platform.user_data import data_dir
 
 
 def test_read_normalises_line_ends_and_drops_a_bom(tmp_path) -> None:

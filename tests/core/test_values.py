@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from autograd_viz.core.values import FULL_DATA_LIMIT, Snapshots, TensorValues
+from autograd_viz.core.trace.values import FULL_DATA_LIMIT, Snapshots, TensorValues
 
 CASES = [
     torch.tensor(3.5),

@@ -166,7 +166,7 @@ def test_call_returns_a_core_functions_result(qtbot, session) -> None:
         "import torch\ndef loss(w, b):\n    return (w - 3) ** 2 + b\nt = torch.ones(2, 3)\n",
     )
     with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
-        session.call("autograd_viz.core.protocol:namespace_summary", "summary")
+        session.call("autograd_viz.core.kernel.protocol:namespace_summary", "summary")
     tag, payload = got.args
     assert tag == "summary" and payload["ok"] is True
     assert payload["result"]["functions"] == {"loss": ["w", "b"]}
@@ -176,7 +176,7 @@ def test_call_returns_a_core_functions_result(qtbot, session) -> None:
 
 def test_call_errors_come_back_as_payloads(qtbot, session) -> None:
     with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
-        session.call("autograd_viz.core.protocol:namespace_summary", "bad", {"nonsense": 1})
+        session.call("autograd_viz.core.kernel.protocol:namespace_summary", "bad", {"nonsense": 1})
     tag, payload = got.args
     assert tag == "bad" and payload["ok"] is False
     assert payload["error"]["type"] == "TypeError"

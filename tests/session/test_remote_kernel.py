@@ -8,7 +8,7 @@ import pytest
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.session import KernelSession, KernelState
 
 pytestmark = pytest.mark.kernel

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from autograd_viz.ui import document
-from autograd_viz.ui.document import Choice
+from autograd_viz.ui.editor import document
+from autograd_viz.ui.editor.document import Choice
 
 
 @pytest.fixture(autouse=True)

@@ -15,4 +15,4 @@ def test_the_preload_imports_torch_then_freezes_what_is_loaded(qtbot) -> None:
     # The background import ends by moving torch's objects (and everything else loaded)
     # out of reach of full collections, which would otherwise rescan them on the GUI thread.
     qtbot.waitUntil(lambda: gc.get_freeze_count() > 0, timeout=60_000)
-    assert "autograd_viz.core.descent" in sys.modules
+    assert "autograd_viz.core.descent.paths" in sys.modules

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QFont, QFontInfo, QTextCharFormat, QTextCursor
 
-from autograd_viz.ui.console import MAX_CHUNK_CHARS, MAX_LINES, ConsolePane
+from autograd_viz.ui.editor.console import MAX_CHUNK_CHARS, MAX_LINES, ConsolePane
 
 TRACEBACK = (
     "Traceback (most recent call last):\n"
@@ -174,7 +174,7 @@ def test_app_messages_start_on_their_own_line(qtbot) -> None:
 
 
 def test_total_size_is_capped_even_with_long_lines(console: ConsolePane, monkeypatch) -> None:
-    from autograd_viz.ui import console as console_module
+    from autograd_viz.ui.editor import console as console_module
 
     monkeypatch.setattr(console_module, "MAX_TOTAL_CHARS", 5_000)
     for i in range(40):

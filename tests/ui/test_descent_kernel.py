@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from autograd_viz.core.descent import descend, describe_path
+from autograd_viz.core.descent.paths import descend, describe_path
 from autograd_viz.session import KernelSession, KernelState
-from autograd_viz.ui.descent_pane import DescentPane
+from autograd_viz.ui.descent.descent_pane import DescentPane
 
 pytestmark = pytest.mark.kernel
 

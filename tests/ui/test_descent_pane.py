@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QStyle, QStyleOptionSlider
 
-from autograd_viz.ui.descent_pane import DescentPane
+from autograd_viz.ui.descent.descent_pane import DescentPane
 
 
 def _slider_option(slider) -> QStyleOptionSlider:
@@ -99,7 +99,7 @@ def test_compare_optimizers_each_with_its_path_and_caption(pane, qtbot) -> None:
     with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
         pane.set_optimizers(["sgd", "momentum", "adam"])
     pane.set_learning_rate(0.1)
-    from autograd_viz.core.descent import FUNCTIONS, descend, describe_path
+    from autograd_viz.core.descent.paths import FUNCTIONS, descend, describe_path
 
     bowl = FUNCTIONS["bowl"]
     for name in ("sgd", "momentum", "adam"):

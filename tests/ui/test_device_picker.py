@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograd_viz.core.protocol import run_request
+from autograd_viz.core.kernel.protocol import run_request
 from autograd_viz.session import KernelState
 from autograd_viz.ui.main_window import MainWindow
 

@@ -15,10 +15,10 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QTextCursor
 from PySide6.QtWidgets import QApplication
 
-from autograd_viz.core.autosave import autosave_file, read_autosave, write_autosave
-from autograd_viz.core.user_data import data_dir
+from autograd_viz.core.platform.autosave import autosave_file, read_autosave, write_autosave
+from autograd_viz.core.platform.user_data import data_dir
 from autograd_viz.session import KernelState
-from autograd_viz.ui.document import Choice
+from autograd_viz.ui.editor.document import Choice
 from autograd_viz.ui.main_window import MainWindow
 
 CHILD = Path(__file__).with_name("crash_child.py")

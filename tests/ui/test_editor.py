@@ -18,8 +18,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from autograd_viz.ui.editor import CodeEditor
-from autograd_viz.ui.highlighter import DARK_PALETTE, LIGHT_PALETTE
+from autograd_viz.ui.editor.editor import CodeEditor
+from autograd_viz.ui.editor.highlighter import DARK_PALETTE, LIGHT_PALETTE
 
 SAMPLE = 'x = 1\ns = """first\nmiddle line\nlast"""\ny = 2\n'
 

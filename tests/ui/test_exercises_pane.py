@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from autograd_viz.core.exercises import EXERCISES
-from autograd_viz.core.progress import load_progress
-from autograd_viz.ui.exercises_pane import ExercisesPane
+from autograd_viz.core.learning.exercises import EXERCISES
+from autograd_viz.core.learning.progress import load_progress
+from autograd_viz.ui.learning.exercises_pane import ExercisesPane
 from tests.core.exercise_solutions import SOLUTIONS
 
 HALF_RIGHT = (

@@ -13,13 +13,13 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from autograd_viz.core.graph_model import LEAF
-from autograd_viz.core.player import Player
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import LEAF
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import Player
 from autograd_viz.resources import EXAMPLES
-from autograd_viz.ui._graph_style import STYLES
-from autograd_viz.ui.export import AnimationExporter, _frame_plan, export_png, export_svg
-from autograd_viz.ui.graph_canvas import GraphCanvas
+from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph.export import AnimationExporter, _frame_plan, export_png, export_svg
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from tests.core.fidelity_cases import CASES
 
 

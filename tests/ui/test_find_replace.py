@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 
-from autograd_viz.ui.editor_pane import EditorPane
+from autograd_viz.ui.editor.editor_pane import EditorPane
 from autograd_viz.ui.main_window import MainWindow
 
 CODE = "w = 1\nW = 2\nw2 = w * 3\n"

@@ -6,12 +6,12 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
 from PySide6.QtWidgets import QApplication
 
-from autograd_viz.core.graph_model import LEAF
-from autograd_viz.core.runner import run_source
+from autograd_viz.core.graph.graph_model import LEAF
+from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.resources import DEFAULT_EXAMPLE
-from autograd_viz.ui._edges_item import _room_beside
-from autograd_viz.ui._graph_style import STYLES
-from autograd_viz.ui.graph_canvas import GraphCanvas, describe
+from autograd_viz.ui.graph._edges_item import _room_beside
+from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
 
 
 def _canvas(qtbot) -> GraphCanvas:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from autograd_viz.core.runner import run_source
-from autograd_viz.ui.inspector import Inspector
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.ui.graph.inspector import Inspector
 
 
 def test_a_tensor_with_two_names_shows_both(qtbot) -> None:

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from autograd_viz.core.gc_pause import freeze_loaded_objects
-from autograd_viz.core.limits import MEMORY_ENV
+from autograd_viz.core.kernel.limits import MEMORY_ENV
+from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.session import INTERRUPT_GRACE_MS, KernelState
-from autograd_viz.ui.console import MAX_TOTAL_CHARS
+from autograd_viz.ui.editor.console import MAX_TOTAL_CHARS
 from autograd_viz.ui.main_window import MainWindow
 from tests.ui._fault_report import EventLoopWatch, FaultTable
 

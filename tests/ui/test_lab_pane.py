@@ -8,11 +8,11 @@ import io
 import pytest
 from PySide6.QtCore import Qt
 
-from autograd_viz.core.lab import LAB_SOURCE, lab_state
-from autograd_viz.core.progress import load_progress
+from autograd_viz.core.learning.lab import LAB_SOURCE, lab_state
+from autograd_viz.core.learning.progress import load_progress
 from autograd_viz.session import KernelSession, KernelState
-from autograd_viz.ui.lab_pane import LabPane
-from autograd_viz.ui.lab_task_list import DONE, OPEN
+from autograd_viz.ui.learning.lab_pane import LabPane
+from autograd_viz.ui.learning.lab_task_list import DONE, OPEN
 
 pytestmark = pytest.mark.kernel
 
@@ -184,7 +184,7 @@ def test_lab_tab_in_the_window_leaves_the_editor_alone(qtbot) -> None:
 
 
 def test_descent_task_follows_the_descent_view(qtbot) -> None:
-    from autograd_viz.ui.descent_pane import DescentPane
+    from autograd_viz.ui.descent.descent_pane import DescentPane
 
     session = KernelSession()  # never started: the descent task needs no kernel
     lab = LabPane(session, load_progress())

@@ -8,13 +8,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from autograd_viz.core.exercise_catalog import EXERCISES
-from autograd_viz.core.lab_tasks import TASKS as LAB_TASKS
-from autograd_viz.core.lessons import all_sections, find_section
-from autograd_viz.core.progress import load_progress
-from autograd_viz.core.quiz import QUESTIONS
+from autograd_viz.core.learning.exercise_catalog import EXERCISES
+from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
+from autograd_viz.core.learning.lessons import all_sections, find_section
+from autograd_viz.core.learning.progress import load_progress
+from autograd_viz.core.learning.quiz import QUESTIONS
 from autograd_viz.session import KernelState
-from autograd_viz.ui.lessons_pane import DONE_MARK, TODO_MARK, LessonsPane
+from autograd_viz.ui.learning.lessons_pane import DONE_MARK, TODO_MARK, LessonsPane
 from autograd_viz.ui.main_window import MainWindow
 
 RETAIN = "lesson1/leaf-vs-nonleaf"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from autograd_viz.core.player import BACKWARD, Player
-from autograd_viz.core.runner import run_source
-from autograd_viz.ui._graph_style import CURRENT_COLOUR
-from autograd_viz.ui.graph_canvas import GraphCanvas
-from autograd_viz.ui.player_bar import PlayerBar
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, Player
+from autograd_viz.ui.graph._graph_style import CURRENT_COLOUR
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+from autograd_viz.ui.graph.player_bar import PlayerBar
 from tests.core.fidelity_cases import CASES
 
 

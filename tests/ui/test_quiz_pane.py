@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
-from autograd_viz.core.progress import load_progress
-from autograd_viz.core.quiz import QUESTIONS, question
+from autograd_viz.core.learning.progress import load_progress
+from autograd_viz.core.learning.quiz import QUESTIONS, question
+from autograd_viz.ui.learning.quiz_pane import QuizPane
 from autograd_viz.ui.main_window import MainWindow
-from autograd_viz.ui.quiz_pane import QuizPane
 
 TOTAL = len(QUESTIONS)
 

@@ -8,9 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
-from autograd_viz.core.preferences import load_theme
-from autograd_viz.core.runner import run_source
-from autograd_viz.ui._graph_style import DARK, LIGHT
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.platform.preferences import load_theme
+from autograd_viz.ui.graph._graph_style import DARK, LIGHT
 from autograd_viz.ui.main_window import MainWindow
 from autograd_viz.ui.theme import dark_palette
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
-from autograd_viz.core.protocol import call_request
+from autograd_viz.core.kernel.protocol import call_request
 from autograd_viz.session._worker import KernelWorker
 
 # Code that catches KeyboardInterrupt (or sits in native code) ignores Stop: this long after

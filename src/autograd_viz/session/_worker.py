@@ -20,7 +20,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from autograd_viz.core.protocol import (
+from autograd_viz.core.kernel.protocol import (
     KERNEL_INFO_MIME,
     RESULT_MIME,
     TRACE_MIME,
@@ -238,7 +238,7 @@ class KernelWorker(QObject):
     def _missing_capture_module(self) -> str | None:
         """None when the kernel can import our capture module, else its error, in a line."""
         msg_id = self.kc.execute(
-            "import autograd_viz.core.protocol", silent=True, store_history=False
+            "import autograd_viz.core.kernel.protocol", silent=True, store_history=False
         )
         deadline = time.monotonic() + REMOTE_TIMEOUT_S
         while time.monotonic() < deadline:

@@ -12,9 +12,9 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from autograd_viz import __version__
-from autograd_viz.core.gc_pause import freeze_loaded_objects
+from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.resources import ICON
-from autograd_viz.ui.export import export_png, export_svg
+from autograd_viz.ui.graph.export import export_png, export_svg
 from autograd_viz.ui.main_window import MainWindow
 
 SETTLE_MS = 300  # let the last paint land before grabbing the window
@@ -30,7 +30,7 @@ def _preload_torch() -> None:
 
     def load() -> None:
         with contextlib.suppress(Exception):  # the tab reports a broken torch itself
-            import autograd_viz.core.descent  # noqa: F401
+            import autograd_viz.core.descent.paths  # noqa: F401
         freeze_loaded_objects()  # full collections on the GUI thread skip torch from now on
 
     threading.Thread(target=load, name="autograd-viz preload", daemon=True).start()

@@ -15,43 +15,44 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autograd_viz.core.exercise_catalog import EXERCISES
-from autograd_viz.core.graph_model import (
-    ACCUMULATE,
-    CONSTANT,
-    LEAF,
-    OPERATION,
-    RESULT,
-    DrawnGraph,
-)
-from autograd_viz.core.lab import LAB_SOURCE
-from autograd_viz.core.lab_tasks import TASKS as LAB_TASKS
-from autograd_viz.core.player import Player
-from autograd_viz.core.progress import Progress, load_progress
-from autograd_viz.core.source_map import SourceMap
+from autograd_viz.core.graph.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+from autograd_viz.core.learning.exercise_catalog import EXERCISES
+from autograd_viz.core.learning.lab import LAB_SOURCE
+from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
+from autograd_viz.core.learning.progress import Progress, load_progress
+from autograd_viz.core.platform.preferences import load_keep_variables, save_keep_variables
+from autograd_viz.core.playback.player import Player
+from autograd_viz.core.playback.run_view import RunView, ShownRun
+from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
-from autograd_viz.ui.console import ConsolePane
-from autograd_viz.ui.descent_pane import DescentPane
-from autograd_viz.ui.device_picker import DevicePicker
-from autograd_viz.ui.document import Document
-from autograd_viz.ui.editor_pane import EditorPane
-from autograd_viz.ui.exercises_pane import ExercisesPane
-from autograd_viz.ui.export import AnimationExporter
-from autograd_viz.ui.export_actions import ExportActions
-from autograd_viz.ui.graph_canvas import GraphCanvas
-from autograd_viz.ui.inspector import Inspector
-from autograd_viz.ui.kernel_connection import KernelConnection
-from autograd_viz.ui.kernel_status import KernelStatus
-from autograd_viz.ui.lab_pane import LabPane
-from autograd_viz.ui.lessons_pane import LessonsPane, ask_reset_progress
-from autograd_viz.ui.node_search import NodeSearch
-from autograd_viz.ui.player_bar import PlayerBar
-from autograd_viz.ui.quiz_pane import QuizPane
+from autograd_viz.ui.descent.descent_pane import DescentPane
+from autograd_viz.ui.editor.console import ConsolePane
+from autograd_viz.ui.editor.document import Document
+from autograd_viz.ui.editor.editor_pane import EditorPane
+from autograd_viz.ui.editor.run_lines import EditorFollowsRun
+from autograd_viz.ui.graph.export import AnimationExporter
+from autograd_viz.ui.graph.export_actions import ExportActions
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+from autograd_viz.ui.graph.inspector import Inspector
+from autograd_viz.ui.graph.node_search import NodeSearch
+from autograd_viz.ui.graph.player_bar import PlayerBar
+from autograd_viz.ui.kernel.device_picker import DevicePicker
+from autograd_viz.ui.kernel.kernel_connection import KernelConnection
+from autograd_viz.ui.kernel.kernel_status import KernelStatus
+from autograd_viz.ui.learning.exercises_pane import ExercisesPane
+from autograd_viz.ui.learning.lab_pane import LabPane
+from autograd_viz.ui.learning.lessons_pane import LessonsPane, ask_reset_progress
+from autograd_viz.ui.learning.quiz_pane import QuizPane
 from autograd_viz.ui.theme import Theme
 
 SOURCE_NAME = "<editor>"
+KERNEL_GONE = (
+    "The kernel stopped, and the graph of its last run went with it. "
+    "Run your code again (Ctrl+Enter) once it has restarted."
+)
+KERNEL_RESTARTED = "The kernel restarted: run your code again (Ctrl+Enter) to see its graph."
 
 
 class MainWindow(QMainWindow):
@@ -72,7 +73,9 @@ class MainWindow(QMainWindow):
         # Path, unsaved changes, autosave and recovery of the editor's text live here.
         self.document = Document(self, self.editor, self.editor_pane.recovery_bar)
         self.theme = Theme(self)
-        self.canvas = GraphCanvas()
+        # What the graph tab shows; the canvas, player bar, inspector and editor follow it.
+        self.run_view = RunView()
+        self.canvas = GraphCanvas(view=self.run_view)
         self.console = ConsolePane()
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
@@ -87,17 +90,26 @@ class MainWindow(QMainWindow):
         self.lab = LabPane(self.session, self.progress)
         self.exercises = ExercisesPane(self.progress, source=self.editor.text)
         self.inspector.hide()  # until a node is clicked
-        self.source_map: SourceMap | None = None
-        self.player: Player | None = None
+        self.player_bar.follow(self.run_view)
+        self.inspector.follow(self.run_view)
+        self.editor_follows = EditorFollowsRun(self.editor, self.run_view)
         self._pending_run = False
         self._build_layout()
-        self.exports = ExportActions(
-            self, self.canvas, self.graph_area, lambda: self.player, self._show_frame
-        )
+        self.exports = ExportActions(self, self.canvas, self.graph_area, lambda: self.player)
         self._build_actions()
         self._connect()
         self.theme.apply()
         self.set_document(DEFAULT_EXAMPLE.read_text(encoding="utf-8"), None)
+
+    @property
+    def player(self) -> Player | None:
+        """The shown run's player."""
+        return self.run_view.player
+
+    @property
+    def source_map(self) -> SourceMap | None:
+        """The shown run's line map."""
+        return self.run_view.source_map
 
     # ---- assembly --------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -173,7 +185,7 @@ class MainWindow(QMainWindow):
         for action in (self.run_action, self.stop_action, self.restart_action, self.fit_action):
             toolbar.addAction(action)
         self.search = NodeSearch(self.canvas)
-        self.search.inspect.connect(self._select_node)
+        self.search.inspect.connect(self.run_view.inspect)
         self.search.message.connect(self.statusBar().showMessage)
         toolbar.addSeparator()
         toolbar.addWidget(self.search)
@@ -197,6 +209,18 @@ class MainWindow(QMainWindow):
         run_menu = self.menuBar().addMenu("&Run")
         for action in (self.run_action, self.stop_action, self.restart_action):
             run_menu.addAction(action)
+        run_menu.addSeparator()
+        self.keep_variables_action = self._action(
+            "Keep variables between runs",
+            self._keep_variables_toggled,
+            None,
+            "Off: each run starts from a fresh namespace, as `python file.py` does. "
+            "On: variables of one run are there in the next (the graph still shows only "
+            "the tensors each run made or touched).",
+        )
+        self.keep_variables_action.setCheckable(True)
+        self.keep_variables_action.setChecked(load_keep_variables())
+        run_menu.addAction(self.keep_variables_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
         view_menu.addMenu(self.theme.build_menu(self))
@@ -229,13 +253,9 @@ class MainWindow(QMainWindow):
         self.quiz.example_requested.connect(self.open_example)
         self.exercises.starter_requested.connect(self.open_example)
         self.exercises.line_requested.connect(self.editor.goto_line)
-        self.player_bar.frame_changed.connect(self._show_frame)
-        self.canvas.layout_changed.connect(self._follow_new_layout)
-        self.canvas.trace_drawn.connect(self._trace_drawn)
-        self.canvas.prepare = _player_and_map
+        self.run_view.run_changed.connect(self._run_shown)
         self.console.line_clicked.connect(self.editor.goto_line)
-        self.canvas.node_clicked.connect(self._select_node)
-        self.editor.cursorPositionChanged.connect(self._select_line)
+        self.canvas.node_clicked.connect(self.run_view.inspect)
         s = self.session
         s.state_changed.connect(self._on_state)
         s.kernel_info.connect(self.kernel_status.set_info)
@@ -288,6 +308,20 @@ class MainWindow(QMainWindow):
         self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
         self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
 
+    @property
+    def keep_variables(self) -> bool:
+        """Whether editor runs keep their variables between runs (Run menu)."""
+        return self.keep_variables_action.isChecked()
+
+    def _keep_variables_toggled(self, keep: bool) -> None:
+        save_keep_variables(keep)
+        self.statusBar().showMessage(
+            "Runs keep their variables: the next run sees this run's names."
+            if keep
+            else "Each run starts from a fresh namespace, as python file.py does.",
+            5000,
+        )
+
     def restart_kernel(self) -> None:
         """Start a fresh kernel; the editor text is untouched."""
         self.console.append_info("Restarting the kernel…")
@@ -299,21 +333,16 @@ class MainWindow(QMainWindow):
             return  # the lab draws its own traces; the editor shows the user's file
         self.canvas.show_trace(trace)  # trace_drawn follows: at once, or after a big layout
 
-    def _trace_drawn(self, trace: Trace) -> None:
-        """The canvas shows the trace: the player, the error mark and the summary follow."""
-        prepared = self.canvas.prepared
-        if prepared is not None and prepared[0].trace is trace:
-            self.player, self.source_map = prepared  # built on the layout thread
-        else:
-            self.player, self.source_map = _player_and_map(trace, self.canvas.graph)
-        self.inspector.clear()
-        self.inspector.hide()
-        self.player_bar.set_player(self.player)
+    def _run_shown(self, run: ShownRun | None) -> None:
+        """A run is on screen: its first error is marked, the status bar sums it up."""
+        if run is None:
+            return
+        trace = run.trace
         errors = trace.errors
         if errors and errors[0].get("line"):
             first = errors[0]
             self.editor.mark_error(int(first["line"]), f"{first['type']}: {first['message']}")
-        graph = self.canvas.graph
+        graph = run.graph
         ops = sum(1 for e in trace.events if e.get("kind") == "op")
         passes = sum(1 for e in trace.events if e.get("kind") == "backward")
         summary = (
@@ -323,19 +352,10 @@ class MainWindow(QMainWindow):
         )
         if errors:
             summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
+        if getattr(trace, "namespace", "fresh") == "kept":
+            summary += "  ·  variables kept from earlier runs"
         self.statusBar().showMessage(summary)
         self.trace_shown.emit(trace)
-
-    def _follow_new_layout(self) -> None:
-        """A module opened or closed: the player follows the new picture, same step."""
-        if self.player is None or self.canvas.trace is None:
-            return
-        mode, position = self.player.mode, self.player.position
-        self.player = Player(self.canvas.trace, self.canvas.graph)
-        self.player_bar.set_player(self.player)
-        self.player.set_mode(mode)
-        if position >= 0:
-            self.player.seek(position)
 
     def show_step(self, mode: str | None, step: int | None) -> None:
         """Put the player in a view at a step (1-based; None: the view's last step)."""
@@ -347,19 +367,13 @@ class MainWindow(QMainWindow):
         else:
             self.player.seek(step - 1)
 
-    def _show_frame(self) -> None:
-        """The canvas and the editor follow the player."""
-        if self.player is None:
-            return
-        self.canvas.show_frame(self.player.frame())
-        step = self.player.current
-        if step is not None and step.line:
-            self.editor.highlight_lines({step.line})
-        else:
-            self.editor.clear_highlight()
-
     def _on_state(self, state: str) -> None:
         self.kernel_status.set_state(state)
+        # No graph outlives its kernel: what it showed was that kernel's run.
+        if state == KernelState.DEAD.value:
+            self.run_view.clear(KERNEL_GONE)
+        elif state == KernelState.STARTING.value and self.run_view.run is not None:
+            self.run_view.clear(KERNEL_RESTARTED)
         busy = state == KernelState.BUSY.value
         self.stop_action.setEnabled(busy)
         self.run_action.setEnabled(not busy)
@@ -375,20 +389,6 @@ class MainWindow(QMainWindow):
         self._pending_run = False
         self.console.append_error(message + "\n")
         self.statusBar().showMessage("The kernel could not start: see the console.")
-
-    def _select_node(self, key: str) -> None:
-        """A click on the graph: inspect the item, ring it, show its line in the editor."""
-        trace = self.canvas.trace
-        if trace is None or self.source_map is None or key[:1] not in ("t", "n"):
-            return  # a module box or a no_grad op: its tooltip says what it is
-        line = self.source_map.line_of.get(key)
-        self.inspector.show_item(trace, key, line)
-        self.canvas.select([key])
-        if line:
-            self._moving_cursor = True
-            self.editor.goto_line(line)
-            self.editor.highlight_lines({line})
-            self._moving_cursor = False
 
     def _tab_changed(self, index: int) -> None:
         if self.tabs.tabText(index) == "Descent" and self.descent is None:
@@ -420,13 +420,6 @@ class MainWindow(QMainWindow):
         else:
             self.statusBar().showMessage(f"There is no {name} tab in this version.", 4000)
 
-    def _select_line(self) -> None:
-        """The editor's cursor moved to a line: ring the nodes that line created."""
-        if self.source_map is None or getattr(self, "_moving_cursor", False):
-            return
-        line = self.editor.textCursor().blockNumber() + 1
-        self.canvas.select(self.source_map.ids_on(line))
-
     def export_animation(self, path: Path) -> AnimationExporter | None:
         """Replay the forward and backward passes into an animated GIF (in the background)."""
         return self.exports.export_animation(path)
@@ -437,11 +430,3 @@ class MainWindow(QMainWindow):
             return
         self.session.shutdown()
         super().closeEvent(event)
-
-
-def _player_and_map(trace: Trace, graph: DrawnGraph) -> tuple[Player, SourceMap]:
-    """The player (its first view's steps built) and the line map of a trace. For a big
-    trace this runs on the canvas's layout thread: 50,000 steps took 0.3 s of GUI time."""
-    player = Player(trace, graph)
-    player.steps  # noqa: B018 (builds and caches the current view's steps)
-    return player, SourceMap(trace)

@@ -6,7 +6,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
-from autograd_viz.core.preferences import THEMES, load_theme, save_theme
+from autograd_viz.core.platform.preferences import THEMES, load_theme, save_theme
 
 _LABELS = {"system": "&System", "light": "&Light", "dark": "&Dark"}
 _FOLLOW = (

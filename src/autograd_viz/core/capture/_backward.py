@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autograd_viz.core.capture._registry import grad_fn_of
-from autograd_viz.core.values import event_value
+from autograd_viz.core.trace.values import event_value
 
 if TYPE_CHECKING:
     from autograd_viz.core.capture._tracer import Tracer

@@ -29,7 +29,8 @@ from autograd_viz.core.capture._guards import OwnReads, plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks
 from autograd_viz.core.capture._passes import RunningPasses, ThreadRecording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
-from autograd_viz.core.values import Snapshots, json_number
+from autograd_viz.core.trace import json_number
+from autograd_viz.core.trace.values import Snapshots
 
 DEFAULT_MAX_EVENTS = 50_000
 # Recording allocates many small, long-lived objects; at Python's default thresholds the

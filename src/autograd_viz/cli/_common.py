@@ -1,0 +1,42 @@
+"""What the commands share: their exit codes and reading the user's script. Imports no
+torch and no Qt."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from pathlib import Path
+
+__all__ = ["ExitCode", "read_source", "split_script_args"]
+
+
+class ExitCode(IntEnum):
+    """What `autograd-viz` commands exit with (a script's own sys.exit(N) exits N)."""
+
+    OK = 0
+    USER_ERROR = 1  # the user's script raised (the trace is still written)
+    USAGE = 2  # bad arguments, unreadable file
+    # `trace` runs the script in a child process (cli.trace) and tells these apart:
+    TIMEOUT = 3  # the script ran past --timeout S and was stopped (no trace written)
+    CRASHED = 4  # the script killed Python: os._exit(), a segfault (no trace written)
+    OUT_OF_MEMORY = 5  # an allocation failed (the trace records it) or the OOM killer struck
+
+
+def read_source(path: Path) -> str:
+    """The text of a script, or SystemExit(2) with a one-line reason (missing, not UTF-8,
+    binary, too big: the same checks as the editor's Open)."""
+    from autograd_viz.core.platform.source_files import UnreadableFile, read_source_file
+
+    if not path.exists():
+        raise SystemExit(f"autograd-viz: no such file: {path}")
+    try:
+        return read_source_file(path)
+    except UnreadableFile as exc:
+        raise SystemExit(f"autograd-viz: {exc}") from None
+
+
+def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(our arguments, the script's): the script's are all those after the first `--`."""
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1 :]

@@ -1,0 +1,311 @@
+"""`autograd-viz trace` runs the script in a child Python process, watched by this one.
+
+The parent (the command the user typed) imports no torch: it starts
+`python -P -m autograd_viz trace FILE … --child-status STATUS -- ARGS…`, lets the child's
+stdout and stderr through untouched, and waits. The child runs the script as `python FILE
+ARGS…` would (script_context): its argv, its folder first on sys.path, its own `__main__`
+module, the recursion limit's headroom, `sys.exit(N)` as its exit code. The child writes
+two lines to the STATUS file: one when the user's code is about to run (the timeout counts
+from there, so importing torch is not the script's time) and one with its exit code when
+the trace is written. A child that ends without that second line died in the user's code
+(`os._exit`, a segfault, the system's OOM killer): the parent says so in one line.
+Whatever happens, the parent kills the child's process group at the end, so nothing the
+script started outlives the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograd_viz.cli._common import ExitCode, read_source, split_script_args
+from autograd_viz.core.platform.self_command import self_command
+
+STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
+POLL_S = 0.05
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # src/, holding autograd_viz
+_STARTED, _RAN = "started", "ran"  # the phases the child writes before its final status
+
+
+def _say(message: str) -> None:
+    print(f"autograd-viz trace: {message}", file=sys.stderr, flush=True)
+
+
+def _signal_words(code: int) -> str:
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+    return {
+        "SIGSEGV": "a segmentation fault (a crash in native code)",
+        "SIGBUS": "a bus error (a crash in native code)",
+        "SIGABRT": "SIGABRT (native code aborted)",
+        "SIGFPE": "SIGFPE (a crash in native code)",
+    }.get(name, name)
+
+
+def _read_status(path: str) -> tuple[list[str], dict | None]:
+    """(the phases the child reached, its final status or None) as it wrote them."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return [], None
+    for line in lines:
+        if line.startswith("{"):
+            with contextlib.suppress(ValueError):
+                return lines, json.loads(line)
+    return lines, None
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        elif process.poll() is None:
+            process.kill()
+
+
+def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: float | None) -> int:
+    """Run `trace argv -- script_args` in a child process; the exit code, and a one-line
+    message on failure."""
+    handle, status_path = tempfile.mkstemp(prefix="autograd-viz-trace-", suffix=".status")
+    os.close(handle)
+    env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    # The child starts with `-P` where Python has it (self_command), so the caller's working
+    # directory is not on its sys.path: our package comes from PYTHONPATH, the script's
+    # folder is put first by as_python_script, as `python FILE` does.
+    command = self_command("trace", *argv, "--child-status", status_path, "--", *script_args)
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop it
+        env=env,
+        start_new_session=os.name == "posix",  # one kill reaches whatever the script started
+    )
+    try:
+        return _watch(process, status_path, file, timeout)
+    except KeyboardInterrupt:
+        _say(f"{file}: interrupted")
+        return 130
+    finally:
+        _kill_group(process)
+        with contextlib.suppress(OSError):
+            process.wait(timeout=10)
+        with contextlib.suppress(OSError):
+            os.unlink(status_path)
+
+
+def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: float | None) -> int:
+    # Python's start and torch's import get STARTUP_LIMIT_S; the script itself gets
+    # `timeout` from the moment it starts until it returns (writing the trace is ours).
+    deadline: float | None = time.monotonic() + STARTUP_LIMIT_S
+    counting = False
+    while (code := process.poll()) is None:
+        if deadline is not None and (not counting or timeout is not None):
+            phases = _read_status(status_path)[0]
+            if _RAN in phases:
+                deadline = None
+            elif _STARTED in phases and not counting:
+                counting = True
+                deadline = None if timeout is None else time.monotonic() + timeout
+        if deadline is not None and time.monotonic() > deadline:
+            _kill_group(process)
+            process.wait()
+            if counting:
+                _say(f"{file} ran longer than the {timeout:g} s timeout and was stopped")
+            else:
+                _say(f"Python could not start the script within {STARTUP_LIMIT_S:g} s")
+            return ExitCode.TIMEOUT
+        time.sleep(POLL_S)
+    _, status = _read_status(status_path)
+    if status is not None:
+        if status.get("message"):
+            _say(status["message"])
+        return int(status.get("code", ExitCode.USER_ERROR))
+    if code < 0 and -code == getattr(signal, "SIGKILL", 9):
+        _say(f"{file} was killed (SIGKILL), most likely because the machine ran out of memory")
+        return ExitCode.OUT_OF_MEMORY
+    if code < 0:
+        _say(f"{file} crashed Python with {_signal_words(code)}; no trace was written")
+    else:
+        _say(
+            f"{file} ended Python itself (exit code {code}: os._exit() or a fatal error) "
+            "before the trace was written"
+        )
+    return ExitCode.CRASHED
+
+
+def trace_here(args: argparse.Namespace, code: str) -> int:
+    """The child: run the script in this process, write its trace and the final status."""
+    status = Path(args.child_status)
+
+    def finish(exit_code: int, message: str = "") -> int:
+        with status.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"code": exit_code, "message": message}) + "\n")
+        return exit_code
+
+    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES
+    from autograd_viz.core.kernel.limits import (
+        apply_process_limits,
+        is_out_of_memory,
+        memory_limit_words,
+    )
+    from autograd_viz.core.kernel.runner import resolve_device, run_source, set_torch_threads
+    from autograd_viz.core.kernel.script_context import as_python_script, main_module, script_folder
+    from autograd_viz.core.platform.self_command import is_frozen
+
+    try:
+        device = resolve_device(args.device)
+    except (RuntimeError, ValueError) as exc:
+        print(f"autograd-viz: --device {args.device}: {exc}", file=sys.stderr)
+        return finish(ExitCode.USAGE)
+
+    set_torch_threads()
+    try:
+        apply_process_limits()
+    except ValueError as exc:  # a malformed AUTOGRAD_VIZ_KERNEL_MEMORY_MB
+        print(f"autograd-viz: {exc}", file=sys.stderr)
+        return finish(ExitCode.USAGE)
+    main = main_module(args.file_as_typed)
+    script = as_python_script(
+        [args.file_as_typed, *args.script_args],
+        main,
+        script_folder(args.file),
+        # Without -P (Python 3.10) `python -m` put the working directory first: replace it.
+        replace_first_path=not getattr(sys.flags, "safe_path", False) and not is_frozen(),
+    )
+    redirect = (
+        contextlib.redirect_stdout(sys.stderr)
+        if args.json_out is None
+        else (contextlib.nullcontext())
+    )
+
+    def phase(name: str) -> None:
+        with status.open("a", encoding="utf-8") as out:
+            out.write(name + "\n")
+
+    phase(_STARTED)
+    with redirect, script:
+        trace = run_source(
+            code,
+            str(args.file),
+            main.__dict__,
+            max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
+            max_events=args.max_events or DEFAULT_MAX_EVENTS,
+            device=device,
+        )
+    phase(_RAN)
+    if args.json_out is None:
+        sys.stdout.write(trace.to_json(indent=1) + "\n")
+    else:
+        try:
+            trace.save(args.json_out)
+        except OSError as exc:
+            print(f"autograd-viz: cannot write {args.json_out}: {exc.strerror}", file=sys.stderr)
+            return finish(ExitCode.USAGE)
+        print(
+            f"autograd-viz: {len(trace.tensors)} tensors, {len(trace.nodes)} nodes, "
+            f"{len(trace.errors)} errors -> {args.json_out}",
+            file=sys.stderr,
+        )
+    sys.stdout.flush()
+    if is_out_of_memory(trace.error):
+        line = trace.error.get("line")
+        where = f"{args.file}" + (f", line {line}," if line else "")
+        limit = memory_limit_words("the script")
+        return finish(ExitCode.OUT_OF_MEMORY, f"{where} ran out of memory; {limit}.")
+    if not trace.errors:
+        return finish(ExitCode.OK)
+    # As under python: N for sys.exit(N), 1 (ExitCode.USER_ERROR) for an exception; a syntax
+    # error ran nothing and has no run_end.
+    run_end = next((e for e in reversed(trace.events) if e["kind"] == "run_end"), {})
+    return finish(run_end.get("exit_code") or ExitCode.USER_ERROR)
+
+
+def _trace_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz trace",
+        description="Run a PyTorch script headless and write the autograd trace as JSON. "
+        "The script runs in a child process. Exit code 0: ran cleanly; 1: the script "
+        "raised (the trace records the error); 2: bad arguments or unreadable file; "
+        "3: it ran past --timeout; 4: it crashed Python (os._exit, a segfault); "
+        "5: it ran out of memory (see AUTOGRAD_VIZ_KERNEL_MEMORY_MB); a script that calls "
+        "sys.exit(N) exits N, as under python.",
+        epilog="The script runs as `python FILE.py` would run it: sys.argv is [FILE.py], its "
+        "folder is sys.path[0], it is the __main__ module. Arguments after -- are the "
+        "script's own: `autograd-viz trace train.py --json out.json -- --epochs 3` gives "
+        "it sys.argv == ['train.py', '--epochs', '3'].",
+    )
+    parser.add_argument("file", help="the Python script to run")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop the script after S seconds of running (default: no limit)",
+    )
+    parser.add_argument("--child-status", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT.json",
+        help="where to write the trace (default: standard output, with the "
+        "script's own prints sent to standard error)",
+    )
+    parser.add_argument(
+        "--device",
+        default=None,
+        metavar="DEVICE",
+        help="torch's default device while the script runs: auto (cuda when available), "
+        "cpu, cuda or cuda:N (default: leave torch's default, the cpu)",
+    )
+    parser.add_argument(
+        "--max-events",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stop recording events after N, letting the script run on (default 50000)",
+    )
+    parser.add_argument(
+        "--max-nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="give ids to at most N autograd nodes (default 20000)",
+    )
+    return parser
+
+
+def trace_main(argv: list[str]) -> int:
+    """`autograd-viz trace`: run a script in a child process and write its trace."""
+    ours, script_args = split_script_args(argv)
+    parser = _trace_parser()
+    args, unknown = parser.parse_known_args(ours)
+    if unknown:
+        parser.error(
+            f"unrecognized arguments: {' '.join(unknown)} (the script's own arguments go "
+            f"after --: autograd-viz trace {args.file} -- {' '.join(unknown)})"
+        )
+    args.file_as_typed, args.file = args.file, Path(args.file)  # sys.argv[0] is as typed
+    args.script_args = script_args
+    try:
+        code = read_source(args.file)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return ExitCode.USAGE
+    if args.timeout is not None and not args.timeout > 0:
+        print("autograd-viz trace: --timeout wants a number of seconds > 0", file=sys.stderr)
+        return ExitCode.USAGE
+
+    if args.child_status is None:
+        return run_in_child(ours, script_args, args.file, args.timeout)
+    return trace_here(args, code)

@@ -1,0 +1,122 @@
+"""The end-of-run picture: the user's tensors, the graph behind them, in trace form."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from autograd_viz.core.capture import Registry, grad_fn_of, is_leaf
+from autograd_viz.core.trace import TensorInfo, Trace
+from autograd_viz.core.trace.values import TensorValues
+
+# Walking a very deep graph from Python and then freeing it can crash PyTorch
+# (pytorch#109948), and no picture of that many nodes is readable anyway: cap the walk.
+DEFAULT_MAX_NODES = 20_000
+MAX_TENSORS = 5_000  # tensors listed at the end of a run (events still name every tensor)
+
+_HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
+_EVENT_TENSOR_KEYS = ("inputs", "outputs", "roots")
+_EVENT_TENSOR_KEY = ("tensor", "result")
+
+
+def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    """The (name, tensor) pairs the user bound: variables, and module parameters by path."""
+    roots: list[tuple[str, torch.Tensor]] = []
+    for name, obj in list(namespace.items()):
+        if name.startswith("_") or name in _HIDDEN_NAMES:
+            continue
+        if isinstance(obj, torch.Tensor):
+            roots.append((name, obj))
+        elif isinstance(obj, torch.nn.Module):
+            roots.extend((f"{name}.{p}", t) for p, t in obj.named_parameters())
+    return roots
+
+
+def _referenced(events: list[dict[str, Any]]) -> set[str]:
+    ids: set[str] = set()
+    update = ids.update
+    for e in events:
+        kind = e["kind"]
+        if kind == "node":  # names nodes only; the most numerous kind, so skipped first
+            continue
+        if kind == "op":
+            update(e["inputs"])
+            update(e["outputs"])
+            continue
+        for key in _EVENT_TENSOR_KEYS:
+            update(e.get(key, ()))
+        for key in _EVENT_TENSOR_KEY:
+            if e.get(key):
+                ids.add(e[key])
+    ids.discard(None)
+    return ids
+
+
+def _tensor_info(
+    tid: str, t: torch.Tensor, name: str | None, registry: Registry, values: TensorValues
+) -> TensorInfo:
+    return TensorInfo(
+        id=tid,
+        name=name,
+        shape=list(t.shape),
+        dtype=str(t.dtype).removeprefix("torch."),
+        device=str(t.device),
+        requires_grad=bool(t.requires_grad),
+        is_leaf=is_leaf(t),
+        retains_grad=bool(t.retains_grad),
+        grad_fn=registry.node_id(grad_fn_of(t)),
+        value=values.take(t),
+        grad=values.grad(t),
+        output_nr=int(getattr(t, "output_nr", 0)),
+    )
+
+
+def capture_graph(
+    namespace: Mapping[str, Any],
+    trace: Trace | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    registry: Registry | None = None,
+) -> Trace:
+    """Fill `trace` with the user's named tensors, every live leaf of the graph and every
+    live autograd tensor the events mention, and every node registered during the run."""
+    trace = trace if trace is not None else Trace()
+    registry = registry if registry is not None else Registry(max_nodes)
+    referenced = _referenced(trace.events)
+    names: dict[str, str] = {}
+    aliases: dict[str, list[str]] = {}
+    objects: dict[str, torch.Tensor] = {}
+    for name, t in namespace_roots(namespace):
+        tid = registry.tensor_id(t)
+        if names.setdefault(tid, name) != name:
+            aliases.setdefault(tid, []).append(name)
+        objects[tid] = t
+        registry.node_id(grad_fn_of(t))  # registers the graph behind it
+    live = dict(registry.live_tensors())
+    wanted = list(names)
+    wanted += [n.variable for n in registry.nodes.values() if n.variable in live]
+    wanted += [
+        tid
+        for tid, t in live.items()
+        if tid in referenced and (t.requires_grad or grad_fn_of(t) is not None)
+    ]
+    infos: dict[str, TensorInfo] = {}
+    values = TensorValues()
+    for tid in wanted:
+        if tid in infos or len(infos) >= MAX_TENSORS:
+            continue
+        t = objects.get(tid, live.get(tid))
+        if t is not None:
+            infos[tid] = _tensor_info(tid, t, names.get(tid), registry, values)
+            infos[tid].aliases = aliases.get(tid, [])
+    values.finish()
+    trace.tensors = list(infos.values())
+    trace.nodes = list(registry.nodes.values())
+    if registry.nodes_capped:
+        trace.truncated = True
+        trace.notes.append(
+            f"The graph has more than {max_nodes:,} nodes; nodes past the first "
+            f"{registry.max_nodes:,} have no id and are not drawn."
+        )
+    return trace

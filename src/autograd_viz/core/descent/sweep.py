@@ -1,0 +1,200 @@
+"""Everything a learning-rate slider needs, for several optimizers at once: the paths for
+every rate, autograd's gradient at every point, the captions, the surface and its
+thresholds. Runs in a worker thread of the app for the built-in functions, and in the
+kernel (`sweep_in_namespace`) for a `loss(w, b)` the user wrote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from autograd_viz.core.descent.paths import (
+    OPTIMIZERS,
+    Caption,
+    LossFn,
+    Thresholds,
+    descend_many,
+    describe_path,
+    learning_rate_grid,
+    learning_rate_thresholds,
+    surface,
+)
+
+Extent = tuple[tuple[float, float], tuple[float, float]]
+USER_START = (0.5, 1.0)  # the lesson's start, also for the user's own function
+NO_FUNCTION = "Run your code first: no function loss(w, b) in the kernel"
+
+
+@dataclass(frozen=True)
+class OptimizerSweep:
+    """One optimizer's paths for every learning rate."""
+
+    optimizer: str
+    paths: torch.Tensor  # (rates, steps + 1, 3): w, b, loss
+    grads: torch.Tensor  # (rates, steps + 1, 2): ∂L/∂w, ∂L/∂b at every point, from autograd
+    captions: list[Caption]
+
+
+def gradients_along(fn: LossFn, paths: torch.Tensor) -> torch.Tensor:
+    """autograd's (∂L/∂w, ∂L/∂b) at every point of every path, in one backward."""
+    points = paths[..., :2].detach().clone().requires_grad_(True)
+    loss = fn(points[..., 0], points[..., 1])
+    # Points that blew up give NaN losses; keep them out of the sum so the rest stay real.
+    torch.nan_to_num(loss, nan=0.0, posinf=0.0, neginf=0.0).sum().backward()
+    return points.grad
+
+
+def sweep_optimizer(
+    fn: LossFn,
+    start: tuple[float, float],
+    rates: Sequence[float],
+    steps: int,
+    optimizer: str,
+    minimum: tuple[float, float] | None,
+    device: str | torch.device | None = None,
+) -> OptimizerSweep:
+    """Paths, gradients and captions of one optimizer for every learning rate."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}: use one of {', '.join(OPTIMIZERS)}")
+    paths = descend_many(fn, start, rates, steps, optimizer, device)
+    grads = gradients_along(fn, paths.to(device)).cpu()
+    captions = [describe_path(path, lr, minimum) for path, lr in zip(paths, rates, strict=True)]
+    return OptimizerSweep(optimizer, paths, grads, captions)
+
+
+def as_batched(fn: LossFn) -> LossFn:
+    """`fn` for tensors of many (w, b) at once: itself when it already works element-wise,
+    else one call per point (user code may use `.item()`, `math` or a Python `if`)."""
+    probe = torch.tensor([0.5, 1.5], dtype=torch.float64)
+    try:
+        out = fn(probe, probe.flip(0))
+        if isinstance(out, torch.Tensor) and out.shape == probe.shape:
+            return fn
+    except Exception:
+        pass
+
+    def pointwise(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        values = [
+            torch.as_tensor(fn(wi, bi), dtype=w.dtype, device=w.device)
+            for wi, bi in zip(w.reshape(-1), b.reshape(-1), strict=True)
+        ]
+        return torch.stack(values).reshape(w.shape)
+
+    return pointwise
+
+
+def auto_extent(paths: torch.Tensor, start: tuple[float, float]) -> Extent:
+    """A square-ish window around the start and where the paths go, ignoring blow-ups."""
+    points = paths[..., :2].reshape(-1, 2)
+    kept = points[torch.isfinite(points).all(dim=1)]
+    kept = kept[(kept - torch.tensor(start, dtype=kept.dtype)).abs().max(dim=1).values < 50]
+    low = torch.minimum(kept.min(dim=0).values, torch.tensor(start, dtype=kept.dtype))
+    high = torch.maximum(kept.max(dim=0).values, torch.tensor(start, dtype=kept.dtype))
+    centre = (low + high) / 2
+    half = max(1.0, float((high - low).max()) * 0.65)
+    return (
+        (float(centre[0]) - half, float(centre[0]) + half),
+        (float(centre[1]) - half, float(centre[1]) + half),
+    )
+
+
+def _find_loss(namespace: dict[str, Any], name: str) -> LossFn:
+    fn = namespace.get(name)
+    if fn is None:
+        raise LookupError(NO_FUNCTION.replace("loss", name, 1))
+    if isinstance(fn, torch.Tensor):
+        raise LookupError(
+            f"Run your code first: {name} in the kernel is a tensor, not a function "
+            f"{name}(w, b). Define def {name}(w, b): return … to see its surface."
+        )
+    if not callable(fn):
+        raise LookupError(f"{name} in the kernel is a {type(fn).__name__}, not a function")
+    return fn
+
+
+def _on_devices(work, device: str):
+    """Run `work(device)`; user code that built cpu tensors of its own gets the cpu."""
+    try:
+        return work(device), device
+    except RuntimeError as exc:
+        if device == "cpu" or "same device" not in str(exc):
+            raise
+        return work("cpu"), "cpu"
+
+
+def thresholds_json(t: Thresholds) -> dict[str, Any]:
+    """A Thresholds as JSON data."""
+    return {
+        "point": list(t.point),
+        "at": t.at,
+        "eigenvalues": list(t.eigenvalues),
+        "one_step": t.one_step,
+        "bounce": t.bounce,
+        "exact": t.exact,
+        "note": t.note,
+    }
+
+
+def sweep_json(run: OptimizerSweep) -> dict[str, Any]:
+    """One optimizer's sweep as JSON data (lists of numbers, captions as dicts)."""
+    return {
+        "paths": run.paths.tolist(),
+        "grads": run.grads.tolist(),
+        "captions": [{"kind": c.kind, "text": c.text, "steps": c.steps} for c in run.captions],
+    }
+
+
+def sweep_in_namespace(
+    namespace: dict[str, Any],
+    function: str = "loss",
+    optimizers: Sequence[str] = ("sgd",),
+    learning_rates: Sequence[float] | None = None,
+    steps: int = 50,
+    start: Sequence[float] | None = None,
+    bounds: Sequence[Sequence[float]] | None = None,
+    resolution: int = 128,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """Runs in the kernel: the user's `loss(w, b)` swept over learning rates and optimizers,
+    with its surface and thresholds, as JSON data for the descent pane."""
+    from autograd_viz.core.kernel.runner import preferred_device
+
+    if not optimizers:
+        raise ValueError("choose at least one optimizer")
+    fn = as_batched(_find_loss(namespace, function))
+    start_point = (float(start[0]), float(start[1])) if start else USER_START
+    rates = [float(r) for r in learning_rates] if learning_rates else learning_rate_grid()
+    if not math.isfinite(float(fn(*(torch.tensor(v) for v in start_point)))):
+        raise ValueError(f"{function}{start_point} is not a finite number")
+
+    def work(on: str) -> tuple[dict[str, OptimizerSweep], Extent, tuple]:
+        runs = {
+            name: sweep_optimizer(fn, start_point, rates, steps, name, None, on)
+            for name in optimizers
+        }
+        extent = (
+            ((float(bounds[0][0]), float(bounds[0][1])), (float(bounds[1][0]), float(bounds[1][1])))
+            if bounds
+            else auto_extent(next(iter(runs.values())).paths, start_point)
+        )
+        return runs, extent, surface(fn, extent, resolution, on)
+
+    (runs, extent, (ws, bs, grid)), used = _on_devices(work, device or preferred_device())
+    return {
+        "function": function,
+        "device": used,
+        "start": list(start_point),
+        "extent": [list(extent[0]), list(extent[1])],
+        "minimum": None,
+        "rates": rates,
+        "ws": ws.tolist(),
+        "bs": bs.tolist(),
+        "grid": grid.tolist(),
+        "runs": {name: sweep_json(run) for name, run in runs.items()},
+        "thresholds": thresholds_json(learning_rate_thresholds(fn, None, start_point)),
+    }

@@ -1,0 +1,451 @@
+"""The picture's graph: tensors and autograd nodes as one DAG, laid out in layers.
+
+Edges follow the forward pass (inputs on the left, the loss on the right); the
+backward pass walks them right to left. Each trace tensor and each trace node is
+drawn exactly once.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from autograd_viz.core.graph.module_groups import MODULE, collapse, module_groups
+from autograd_viz.core.trace import NodeInfo, TensorInfo, TensorValue, Trace
+
+LEAF = "leaf"  # a tensor the user created that requires grad
+CONSTANT = "constant"  # a leaf that does not require grad
+RESULT = "result"  # a non-leaf tensor produced by an operation
+OPERATION = "operation"  # a grad_fn node such as MulBackward0
+ACCUMULATE = "accumulate"  # AccumulateGrad: where a leaf's .grad is written
+UNTRACKED = "untracked"  # an op that ran under no_grad on tensors that require grad
+
+MAX_UNTRACKED = 50  # no_grad ops drawn (the last one per line and op)
+
+
+@dataclass
+class DrawnNode:
+    """One mark on the canvas."""
+
+    id: str
+    kind: str
+    title: str  # first label line: variable name or grad_fn name
+    detail: str = ""  # second line: value, shape
+    grad: str = ""  # third line: .grad, for tensors that have one
+    x: float = 0.0
+    y: float = 0.0
+
+
+@dataclass
+class DrawnGraph:
+    """Nodes with positions and forward-direction edges, ready for a view to draw."""
+
+    nodes: dict[str, DrawnNode] = field(default_factory=dict)
+    edges: list[tuple[str, str]] = field(default_factory=list)
+    # (node id, index into its `next`) -> the drawn id the edge into that node starts at
+    feeds: dict[tuple[str, int], str] = field(default_factory=dict)
+    # Edges that are not autograd's: "untracked" (into/out of a no_grad op) and "cut"
+    # (a history break such as .detach()); the text says how.
+    edge_styles: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    event_nodes: dict[int, str] = field(default_factory=dict)  # op event index -> drawn id
+    groups: dict[str, list[str]] = field(default_factory=dict)  # open module path -> members
+    alias: dict[str, str] = field(default_factory=dict)  # member of a collapsed module -> box
+    keys: dict[str, str] = field(default_factory=dict)  # drawn id -> key stable across runs
+
+    def heights(self) -> dict[str, float]:
+        """Stable key -> y, to keep this picture's order in the next one."""
+        return {self.keys[k]: n.y for k, n in self.nodes.items() if k in self.keys}
+
+    def count(self, *kinds: str) -> int:
+        """How many drawn nodes are of the given kinds (all when none given)."""
+        return sum(1 for n in self.nodes.values() if not kinds or n.kind in kinds)
+
+
+def format_number(x: object, digits: int = 4) -> str:
+    """A compact, readable number (4 significant digits), as a learner would write it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    text = f"{x:.{digits}g}"
+    if "." not in text and "e" not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def format_value(value: TensorValue | None) -> str:
+    """A tensor's value for a label: the number for scalars, else shape and range."""
+    if value is None:
+        return "?"
+    if not value.shape:
+        return format_number(value.data)
+    shape = "×".join(str(s) for s in value.shape)
+    if isinstance(value.data, list) and len(value.data) <= 3 and len(value.shape) == 1:
+        return "[" + ", ".join(format_number(v, 3) for v in value.data) + "]"
+    if value.min is None:
+        return f"[{shape}]"
+    return f"[{shape}] {format_number(value.min, 3)}…{format_number(value.max, 3)}"
+
+
+def _tensor_kind(t: TensorInfo) -> str:
+    if not t.is_leaf:
+        return RESULT
+    return LEAF if t.requires_grad else CONSTANT
+
+
+def _tensor_node(t: TensorInfo) -> DrawnNode:
+    grad = ""
+    if t.grad is not None:
+        grad = "grad " + format_value(t.grad)
+    elif t.is_leaf and t.requires_grad:
+        grad = "grad None"
+    name = ", ".join([t.name, *t.aliases]) if t.name else None  # `b, c` after c = b.mul_(3)
+    return DrawnNode(
+        t.id,
+        _tensor_kind(t),
+        name or "(leaf)" if t.is_leaf else name or "",
+        format_value(t.value),
+        grad,
+    )
+
+
+def _op_node(n: NodeInfo) -> DrawnNode:
+    return DrawnNode(n.id, ACCUMULATE if n.name == "AccumulateGrad" else OPERATION, n.name)
+
+
+def reachable_nodes(trace: Trace) -> set[str]:
+    """Nodes of the graph behind the user's named tensors (and behind each line's last
+    backward() call), as it stands at the end of the run."""
+    nexts = {n.id: n.next for n in trace.nodes}
+    stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
+    # The graph a named tensor was cut from (h = y.detach()) stays in the picture, so the
+    # cut itself can be drawn.
+    named = {t.id for t in trace.tensors if t.name is not None}
+    stack += [
+        e["grad_fn"]
+        for e in trace.events
+        if e.get("kind") == "history_break"
+        and e.get("result") in named
+        and e.get("grad_fn") in nexts
+    ]
+    # The graph a backward() ran through, also when its root was never named
+    # (`(w * x).sum().backward()`): the last such graph of each source line, so a loop
+    # draws its final iteration, not all of them.
+    last_roots: dict[object, list[str]] = {}
+    for e in trace.events:
+        if e.get("kind") == "backward":
+            roots = [nid for nid in e.get("root_nodes", ()) if nid in nexts]
+            if roots:
+                last_roots[e.get("line")] = roots
+    stack += [nid for roots in last_roots.values() for nid in roots]
+    seen: set[str] = set()
+    while stack:
+        nid = stack.pop()
+        if nid not in seen:
+            seen.add(nid)
+            stack.extend(nexts[nid])
+    return seen
+
+
+def build_graph(trace: Trace) -> nx.MultiDiGraph:
+    """The forward-direction DAG the user's tensors hang on: tensor → op → tensor, and
+    leaf → AccumulateGrad → op. Constants (no grad) feed the op that used them."""
+    nodes = reachable_nodes(trace)
+    leaves = {n.variable for n in trace.nodes if n.id in nodes and n.variable}
+    # Constants (tensors without grad) feed the ops that used them; the op events say which.
+    fed: list[tuple[str, str]] = []
+    for e in trace.events:
+        if e.get("kind") == "op":
+            targets = [nid for nid in e.get("grad_fn", ()) if nid in nodes]
+            # A compiled call says which of its own nodes took each argument.
+            feeds = (e.get("compiled") or {}).get("feeds", {})
+            for tid in dict.fromkeys(e.get("inputs", ())):
+                fed_nodes = [nid for nid in feeds.get(tid, ()) if nid in nodes] or targets
+                fed.extend((tid, nid) for nid in fed_nodes)
+    feeders = {tid for tid, _ in fed}
+    tensors = [
+        t
+        for t in trace.tensors
+        if t.id in leaves
+        or t.grad_fn in nodes
+        or (t.name is not None and t.requires_grad)
+        or (not t.requires_grad and t.id in feeders)
+    ]
+    drawn = {t.id for t in tensors}
+    g = nx.MultiDiGraph()
+    for t in tensors:
+        g.add_node(t.id, item=_tensor_node(t))
+    for n in trace.nodes:
+        if n.id in nodes:
+            g.add_node(n.id, item=_op_node(n))
+    # The tensor that carries output `nr` of node `id` forward, where the user kept one.
+    carrier: dict[tuple[str, int], str] = {}
+    for t in tensors:
+        if t.grad_fn in nodes:
+            carrier.setdefault((t.grad_fn, t.output_nr), t.id)
+            g.add_edge(t.grad_fn, t.id)
+    for n in trace.nodes:
+        if n.id not in nodes:
+            continue
+        if n.variable in drawn:
+            g.add_edge(n.variable, n.id)
+        nrs = n.next_nr or [0] * len(n.next)
+        for i, (source, nr) in enumerate(zip(n.next, nrs, strict=False)):
+            start = carrier.get((source, nr), source)
+            g.graph.setdefault("feeds", {})[(n.id, i)] = start
+            g.add_edge(start, n.id)
+    constants = {t.id for t in tensors if not t.requires_grad}
+    for tid, nid in dict.fromkeys(fed):
+        if tid in constants:
+            g.add_edge(tid, nid)
+    return g
+
+
+def layered_layout(
+    g: nx.MultiDiGraph,
+    sweeps: int = 4,
+    hint: dict[str, float] | None = None,
+    groups: dict[str, str] | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Left-to-right layers (each node as far right as its consumers allow), crossings cut
+    by barycentre sweeps. Deterministic for the same graph. `hint` gives nodes the height
+    they had in an earlier picture: a layer whose nodes all have one keeps that order, so
+    re-running edited code does not shuffle what did not change. `groups` (node → module
+    path) keeps each module's nodes in a band of its own, so module boxes do not overlap
+    each other or cover nodes that are not theirs."""
+    if g.number_of_nodes() == 0:
+        return {}
+    order = list(nx.topological_sort(g))
+    height: dict[str, int] = {}
+    for v in reversed(order):  # longest path down to a sink
+        height[v] = max((height[s] + 1 for s in g.successors(v)), default=0)
+    depth = max(height.values())
+    layer = {v: (0 if g.degree(v) == 0 else depth - height[v]) for v in order}
+    # A sink sits right after its inputs: a side result (or a no_grad op) is not pushed to
+    # the far right edge with the loss.
+    for v in order:
+        if g.out_degree(v) == 0 and g.in_degree(v) > 0:
+            layer[v] = max(layer[u] for u in g.predecessors(v)) + 1
+    layers: list[list[str]] = [[] for _ in range(depth + 1)]
+    for v in order:
+        layers[layer[v]].append(v)
+
+    index = {v: float(i) for members in layers for i, v in enumerate(members)}
+
+    def sweep(members: list[str], neighbours) -> None:
+        def barycentre(v: str) -> float:
+            near = [index[u] for u in neighbours(v)]
+            return sum(near) / len(near) if near else index[v]
+
+        members.sort(key=lambda v: (barycentre(v), index[v]))
+        for i, v in enumerate(members):
+            index[v] = float(i)
+
+    for _ in range(sweeps):
+        for members in layers[1:]:
+            sweep(members, g.predecessors)
+        for members in reversed(layers[:-1]):
+            sweep(members, g.successors)
+
+    if hint:
+        for members in layers:
+            if members and all(v in hint for v in members):
+                members.sort(key=lambda v: -hint[v])
+    if groups and any(v in groups for v in g):
+        return _banded(g, layers, groups)
+    positions: dict[str, tuple[float, float]] = {}
+    for x, members in enumerate(layers):
+        offset = (len(members) - 1) / 2
+        for i, v in enumerate(members):
+            positions[v] = (float(x), offset - i)  # first member on top
+    return positions
+
+
+def _banded(
+    g: nx.MultiDiGraph, layers: list[list[str]], groups: dict[str, str]
+) -> dict[str, tuple[float, float]]:
+    """Rows for layers whose order is already chosen, with each group's nodes in a block.
+
+    A group takes a rectangle: its layers, wide; as many rows as it has nodes in its
+    fullest layer, tall. Rectangles go in order of where their nodes sat (top first), each
+    in the highest rows free across all its layers. Nodes of no group come after, each in
+    the free row of its layer nearest to the nodes it is joined to.
+    """
+    layer_of = {v: x for x, members in enumerate(layers) for v in members}
+    wanted = {  # where the sweeps put each node: its place in its layer, centred
+        v: i - (len(members) - 1) / 2 for members in layers for i, v in enumerate(members)
+    }
+    blocks: dict[str, list[str]] = {}
+    for members in layers:
+        for v in members:
+            if v in groups:
+                blocks.setdefault(groups[v], []).append(v)
+    taken: list[set[int]] = [set() for _ in layers]  # rows with a node, or in a frame
+    framed: list[set[int]] = [set() for _ in layers]  # rows of frames and their margins
+    row: dict[str, int] = {}
+
+    def nearest(v: str, rows: list[int]) -> int:
+        """Of `rows`, the one nearest to the rows of v's neighbours placed so far."""
+        near = [row[u] for u in (*g.predecessors(v), *g.successors(v)) if u in row]
+        aim = sum(near) / len(near) if near else rows[0]
+        return min(rows, key=lambda r: (abs(r - aim), r))
+
+    def place_block(members: list[str]) -> None:
+        span = range(min(layer_of[v] for v in members), max(layer_of[v] for v in members) + 1)
+        per_layer = {x: [v for v in members if layer_of[v] == x] for x in span}
+        height = max(len(vs) for vs in per_layer.values())
+        # The block's rows and one below it stay free of other blocks' frames, in its
+        # layers and the one either side (a frame is wider than its nodes: their labels).
+        near = range(max(0, span.start - 1), min(len(layers), span.stop + 1))
+        top = 0
+        while any(framed[x] & set(range(top, top + height + 1)) for x in near):
+            top += 1
+        for x in span:
+            framed[x].update(range(top, top + height + 1))
+        # The fullest layer fills the block in its order; in the others each node takes
+        # the block row nearest its neighbours (so a chain stays on one row, and two long
+        # labels in neighbouring layers do not sit side by side).
+        for x in sorted(span, key=lambda x: (-len(per_layer[x]), x)):
+            taken[x].update(range(top, top + height))
+            free = list(range(top, top + height))
+            for v in per_layer[x]:
+                row[v] = free[0] if len(per_layer[x]) == height else nearest(v, free)
+                free.remove(row[v])
+
+    # Blocks that start further left go first, so a model reads from the top left down to
+    # the bottom right in the order its modules ran; then by where the sweeps put them.
+    for members in sorted(
+        blocks.values(),
+        key=lambda vs: (min(layer_of[v] for v in vs), sum(wanted[v] for v in vs) / len(vs)),
+    ):
+        place_block(members)
+    # The other nodes, each beside what it is joined to: those with a neighbour placed go
+    # first (left to right, again until none is left), so an input sits by its consumer.
+    order = {v: i for i, v in enumerate(v for members in layers for v in members)}
+    waiting = sorted((v for v in order if v not in row), key=order.__getitem__)
+    ready = [(order[v], v) for v in waiting if any(u in row for u in nx.all_neighbors(g, v))]
+    heapq.heapify(ready)
+    queued = {v for _, v in ready}
+    next_waiting = 0
+    while len(row) < len(order):
+        if ready:
+            _, v = heapq.heappop(ready)
+        else:  # nothing placed is joined to what is left: take the leftmost
+            while waiting[next_waiting] in row:
+                next_waiting += 1
+            v = waiting[next_waiting]
+        if v in row:
+            continue
+        for u in nx.all_neighbors(g, v):
+            if u not in row and u not in queued:
+                queued.add(u)
+                heapq.heappush(ready, (order[u], u))
+        used = taken[layer_of[v]]
+        near = [row[u] for u in nx.all_neighbors(g, v) if u in row]
+        reach = max([*used, *near, -1]) + 2
+        row[v] = nearest(v, [r for r in range(reach) if r not in used])
+        used.add(row[v])
+    return {v: (float(layer_of[v]), -float(row[v])) for v in row}
+
+
+def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
+    """no_grad ops on tensors that require grad, greyed beside the graph, and history
+    breaks (.detach(), .data) as cut edges: what autograd did not record, drawn as such."""
+    tensors = {t.id: t for t in trace.tensors}
+    styles: dict[tuple[str, str], tuple[str, str]] = {}
+    untracked: dict[tuple[Any, str], tuple[int, dict[str, Any]]] = {}
+    for i, e in enumerate(trace.events):
+        kind = e.get("kind")
+        if kind == "op" and not e.get("grad_enabled", True):
+            inputs = [t for t in e.get("inputs", ()) if t in g and tensors[t].requires_grad]
+            if inputs:
+                untracked[(e.get("line"), e["op"])] = (i, e)
+        elif kind == "history_break" and e.get("result") in g:
+            source = e.get("tensor") if e.get("tensor") in g else e.get("grad_fn")
+            if source in g and source != e["result"]:
+                g.add_edge(source, e["result"])
+                styles[(source, e["result"])] = ("cut", f"✂ {e['how']}")
+    event_nodes: dict[int, str] = {}
+    for n, (i, e) in enumerate(sorted(untracked.values(), key=lambda p: p[0])[-MAX_UNTRACKED:]):
+        uid = f"u{n}"
+        g.add_node(
+            uid, item=DrawnNode(uid, UNTRACKED, f"{e['op']} (no_grad)", f"line {e.get('line')}")
+        )
+        ins = {t for t in e.get("inputs", ()) if t in g}
+        for t in ins:
+            g.add_edge(t, uid)
+            styles[(t, uid)] = ("untracked", "")
+        for t in e.get("outputs", ()):
+            if t in g and t not in ins:  # an in-place update would close a loop
+                g.add_edge(uid, t)
+                styles[(uid, t)] = ("untracked", "")
+        event_nodes[i] = uid
+    if not nx.is_directed_acyclic_graph(g):  # never lose the autograd picture to a loop
+        g.remove_nodes_from([u for u in list(g) if str(u).startswith("u")])
+        g.remove_edges_from([edge for edge, (style, _) in styles.items() if style == "cut"])
+        styles, event_nodes = {}, {}
+    g.graph["edge_styles"] = styles
+    g.graph["event_nodes"] = event_nodes
+
+
+def stable_keys(g: nx.MultiDiGraph) -> dict[str, str]:
+    """Names for drawn nodes that survive an edit and a re-run (trace ids and line numbers
+    do not): a tensor's variable name; otherwise the node's title and the key of the
+    node it feeds (`SubBackward0>PowBackward0>tensor:loss`), so a node is known by where
+    its result goes."""
+    keys: dict[str, str] = {}
+    used: dict[str, int] = {}
+    for v in reversed(list(nx.topological_sort(g))):
+        item: DrawnNode = g.nodes[v]["item"]
+        if item.kind in (LEAF, CONSTANT, RESULT) and item.title and item.title != "(leaf)":
+            base = f"tensor:{item.title}"
+        else:
+            after = sorted(keys[s] for s in g.successors(v))
+            base = f"{item.title}>{after[0]}" if after else f"{item.title}|{item.detail}"
+        used[base] = used.get(base, 0) + 1
+        keys[v] = base if used[base] == 1 else f"{base}#{used[base]}"
+    return keys
+
+
+def drawn_graph(
+    trace: Trace,
+    collapsed: set[str] | frozenset[str] = frozenset(),
+    previous: dict[str, float] | None = None,
+) -> DrawnGraph:
+    """Everything a canvas needs to draw a trace's graph; modules in `collapsed` (paths
+    such as `model.0`) are drawn as one box each. `previous` maps stable keys to the
+    heights they had in the last picture, to keep that picture's order."""
+    g = build_graph(trace)
+    _add_outside_autograd(trace, g)
+    groups = module_groups(trace, g)
+    alias = collapse(g, groups, set(collapsed), _module_box)
+    keys = stable_keys(g)
+    hint = None
+    if previous:
+        hint = {v: previous[keys[v]] for v in g.nodes if keys[v] in previous}
+    owner = {v: path for path, members in groups.items() for v in members if v in g}
+    positions = layered_layout(g, hint=hint, groups=owner)
+    drawn = DrawnGraph()
+    drawn.keys = keys
+    for v, data in g.nodes(data=True):
+        item: DrawnNode = data["item"]
+        item.x, item.y = positions[v]
+        drawn.nodes[v] = item
+    drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
+    drawn.feeds = dict(g.graph.get("feeds", {}))
+    drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
+    drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
+    drawn.alias = alias
+    drawn.groups = {
+        path: sorted(members & drawn.nodes.keys())
+        for path, members in groups.items()
+        if f"m:{path}" not in drawn.nodes
+    }
+    return drawn
+
+
+def _module_box(box: str, path: str, count: int) -> DrawnNode:
+    return DrawnNode(box, MODULE, path, f"{count} nodes (double-click to open)")

@@ -1,0 +1,206 @@
+"""The child process that runs a learner's code
+(`python -m autograd_viz.core.learning.exercise_child`).
+
+Reads one JSON request from stdin and writes JSON lines to a private copy of the original
+stdout; the learner's prints (fd 1 included) are sent to stderr instead, so they can never
+be mistaken for a message. See `exercise_runner` for the parent's side.
+"""
+
+from __future__ import annotations
+
+import builtins
+import faulthandler
+import inspect
+import json
+import linecache
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autograd_viz.core.learning.exercise_checks import show_value
+from autograd_viz.core.learning.exercises import Case, Exercise, get_exercise
+
+_OURS = str(Path(__file__).resolve().parents[1])  # core/: its frames are not the learner's
+ERROR_LIMIT = 6_000
+MESSAGE_LIMIT = 160  # characters of an exception's text in a one-line message
+_NO_REFERENCE = object()
+
+Send = Callable[[dict[str, Any]], None]
+
+
+def describe_error(exc: BaseException, filename: str) -> dict[str, Any]:
+    """message (one line, with the learner's line), error (their traceback) and line."""
+    if isinstance(exc, SyntaxError):
+        line = exc.lineno if exc.filename == filename else None
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+    else:
+        report = traceback.TracebackException.from_exception(exc)
+        report.stack = traceback.StackSummary.from_list(
+            [f for f in report.stack if not f.filename.startswith(_OURS)]
+        )
+        lines = [f.lineno for f in report.stack if f.filename == filename]
+        line = lines[-1] if lines else None
+        text = "".join(report.format())
+    text_of = exc.msg if isinstance(exc, SyntaxError) else str(exc)  # str() repeats the line
+    first = (str(text_of).strip().splitlines() or [""])[0]
+    if len(first) > MESSAGE_LIMIT:
+        first = first[: MESSAGE_LIMIT - 1] + "…"  # the whole text is in the traceback
+    message = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if line is not None:
+        message += f" (line {line})"
+    return {"message": message, "error": text[-ERROR_LIMIT:], "line": line}
+
+
+def _load(request: dict[str, Any], send: Send) -> dict[str, Any] | None:
+    """Run the learner's source as a module; None (and a load_error sent) if it failed."""
+    source, filename = request["source"], request["filename"]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict[str, Any] = {
+        "__name__": "solution",  # a `if __name__ == "__main__":` demo block does not run
+        "__file__": filename,
+        "__builtins__": builtins,
+    }
+    try:
+        exec(compile(source, filename, "exec"), namespace)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt are the learner's too
+        send({"kind": "load_error", **describe_error(exc, filename)})
+        return None
+    send({"kind": "loaded"})
+    return namespace
+
+
+def _describe(case: Case, value: Any) -> str:
+    try:
+        return case.describe(value)
+    except Exception:
+        return show_value(value)
+
+
+def _run_case(
+    exercise: Exercise, case: Case, expected: Any, namespace: dict, filename: str
+) -> dict[str, Any]:
+    """Call the learner's function on fresh arguments and compare with torch's answer."""
+    import torch
+
+    name = case.function or exercise.function
+    function = namespace.get(name)
+    if not callable(function):
+        return {"passed": False, "message": f"your code defines no function {name}()"}
+    torch.manual_seed(0)
+    started = time.perf_counter()
+    try:
+        result = function(*case.arguments())
+    except BaseException as exc:
+        return {"passed": False, **describe_error(exc, filename)}
+    seconds = round(time.perf_counter() - started, 6)
+    if result is None:
+        message = f"{name}() returned None: is it finished? (the starter's body is only `pass`)"
+        return {"passed": False, "got": "None", "message": message, "seconds": seconds}
+    got = result
+    if case.pick is not None:
+        try:
+            got = case.pick(result)
+        except Exception as exc:
+            return {
+                "passed": False,
+                "got": show_value(result),
+                "message": f"cannot take {case.pick_label} of the result ({type(exc).__name__}: "
+                f"{exc})",
+                "seconds": seconds,
+            }
+    if expected is _NO_REFERENCE:
+        message = "the checker's own reference failed (a bug in autograd-viz: see the output)"
+    else:
+        try:
+            message = case.compare(expected, got)
+        except Exception as exc:
+            message = f"cannot compare: {type(exc).__name__}: {exc}"
+    return {
+        "passed": message is None,
+        "got": _describe(case, got),
+        "message": message or "",
+        "seconds": seconds,
+    }
+
+
+def _check(request: dict[str, Any], send: Send) -> None:
+    import torch
+
+    exercise = get_exercise(request["exercise"])
+    expected = []
+    for case in exercise.cases:
+        torch.manual_seed(0)
+        try:
+            expected.append(case.reference(*case.arguments()))
+        except Exception:
+            traceback.print_exc()
+            expected.append(_NO_REFERENCE)
+    shown = [
+        {
+            "name": case.name,
+            "expected": "(unknown)" if value is _NO_REFERENCE else _describe(case, value),
+        }
+        for case, value in zip(exercise.cases, expected, strict=True)
+    ]
+    send({"kind": "expected", "cases": shown})
+    namespace = _load(request, send)
+    if namespace is None:
+        return
+    for index, (case, value) in enumerate(zip(exercise.cases, expected, strict=True)):
+        result = _run_case(exercise, case, value, namespace, request["filename"])
+        send({"kind": "case", "index": index, **result})
+
+
+def _gradcheck(request: dict[str, Any], send: Send) -> None:
+    import torch
+
+    from autograd_viz.core.learning.gradcheck import gradient_check
+
+    send({"kind": "ready"})
+    namespace = _load(request, send)
+    if namespace is None:
+        return
+    name, filename = request["function"], request["filename"]
+    function = namespace.get(name)
+    if not callable(function):
+        send({"kind": "error", "message": f"your code defines no function {name}()"})
+        return
+    try:
+        names = list(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        names = []
+    try:
+        inputs = [torch.tensor(value, dtype=torch.float64) for value in request["at"]]
+        result = gradient_check(function, inputs, names, **request.get("tolerances", {}))
+    except BaseException as exc:
+        send({"kind": "error", **describe_error(exc, filename)})
+        return
+    send({"kind": "gradcheck", "result": result.to_dict()})
+
+
+def main() -> int:
+    """Serve one request; the learner's code may end this process any way it likes."""
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # from here on, anything written to stdout lands in stderr
+    faulthandler.enable()  # a segfault prints the learner's line before the process dies
+
+    def send(message: dict[str, Any]) -> None:
+        protocol.write(json.dumps(message, default=str) + "\n")
+        protocol.flush()
+
+    request = json.loads(sys.stdin.read())
+    import torch
+
+    torch.set_num_threads(1)  # as core.runner.set_torch_threads(1), without loading the tracer
+    handler = {"check": _check, "gradcheck": _gradcheck}[request["kind"]]
+    handler(request, send)
+    send({"kind": "done"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

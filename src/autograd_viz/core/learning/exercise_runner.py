@@ -1,0 +1,300 @@
+"""A learner's code in a child Python process, seen from the parent.
+
+`run_check` and `run_gradient_check` start `python -m autograd_viz.core.learning.exercise_child`,
+write one JSON request to its stdin and read JSON lines back, each within a time limit.
+The child computes the expected answers with torch *before* it loads the learner's code
+(so that code cannot change them), then loads the code and runs the cases one by one.
+Whatever the learner's code prints goes to the child's stderr, which the parent keeps as
+the run's output.
+
+A solution that loops forever is killed when its step runs out of time; one that calls
+`os._exit` or segfaults ends the child. Either way the parent reports that case as failed
+with the reason, marks the rest as not run, and returns normally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from autograd_viz.core.learning.exercises import (
+    DEFAULT_TIMEOUT,
+    CaseResult,
+    CheckResult,
+    get_exercise,
+)
+from autograd_viz.core.learning.gradcheck import GradientCheck
+from autograd_viz.core.platform.self_command import self_command
+
+PROTOCOL = 1
+STARTUP_LIMIT = 90.0  # importing torch and computing the expected values (not the learner's time)
+OUTPUT_LIMIT = 20_000  # characters of the solution's output kept
+ERROR_LIMIT = 6_000  # characters of a traceback kept
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])  # src/, holding autograd_viz
+_TIMEOUT, _ENDED = "timeout", "ended"
+
+
+class SolutionError(Exception):
+    """The learner's code could not be run as asked (it raised, hung or crashed)."""
+
+    def __init__(self, message: str, error: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message, self.error, self.line = message, error, line
+
+
+# ---- the parent's side ---------------------------------------------------------------
+class _Child:
+    """A running child: its protocol messages in a queue, its output collected."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONFAULTHANDLER="1")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            self_command("--exercise-child"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=os.name == "posix",  # so a kill reaches what the solution started
+        )
+        self.messages: queue.Queue[dict | None] = queue.Queue()
+        self._output: list[str] = []
+        self._size = 0
+        self._readers = [
+            threading.Thread(target=self._read_messages, daemon=True),
+            threading.Thread(target=self._read_output, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+        try:
+            self.process.stdin.write(json.dumps({"protocol": PROTOCOL, **request}).encode())
+            self.process.stdin.close()
+        except OSError:
+            pass  # the child is already gone: receive() reports how it ended
+
+    def _read_messages(self) -> None:
+        for raw in self.process.stdout:
+            try:
+                self.messages.put(json.loads(raw))
+            except ValueError:
+                continue
+        self.messages.put(None)
+
+    def _read_output(self) -> None:
+        while chunk := self.process.stderr.read1(65536):
+            if self._size < OUTPUT_LIMIT:  # keep reading past the limit so the child never blocks
+                text = chunk.decode("utf-8", "replace")
+                self._output.append(text)
+                self._size += len(text)
+
+    @property
+    def output(self) -> str:
+        """What the child printed (the solution's prints, tracebacks, a crash report)."""
+        text = "".join(self._output)
+        return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + "\n… (cut)\n"
+
+    def receive(self, limit: float) -> dict | str:
+        """The next message, or _TIMEOUT after `limit` seconds, or _ENDED when the child died."""
+        try:
+            message = self.messages.get(timeout=limit)
+        except queue.Empty:
+            return _TIMEOUT
+        return _ENDED if message is None else message
+
+    def stop(self) -> int | None:
+        """Make sure the child and anything it started are gone; its exit code."""
+        if self.process.poll() is None:
+            try:
+                if os.name == "posix":
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                else:
+                    self.process.kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        for reader in self._readers:
+            reader.join(timeout=2)
+        for stream in (self.process.stdout, self.process.stderr):
+            stream.close()
+        return code
+
+    def exit_code(self) -> int | None:
+        """The exit code once the child has ended (waits briefly for it)."""
+        try:
+            return self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def _ended_message(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "a signal"
+        return f"the solution crashed the Python process (exit code {code}, {name})"
+    return (
+        f"the solution ended the Python process (exit code {code}) before the case finished "
+        "(os._exit, or a crash)"
+    )
+
+
+def _crash_report(output: str) -> str:
+    """faulthandler's report of where the process died ('' when there is none)."""
+    start = output.rfind("Fatal Python error")
+    if start < 0:
+        return ""
+    return output[start:].split("\nExtension modules:")[0].strip()[-ERROR_LIMIT:]
+
+
+def _crash_line(output: str, filename: str) -> int | None:
+    """The learner's last line in a faulthandler dump ('File "x.py", line 5 in f')."""
+    lines = re.findall(rf'File "{re.escape(filename)}", line (\d+)', output)
+    return int(lines[0]) if lines else None  # faulthandler lists the innermost frame first
+
+
+def run_check(exercise_id: str, source: str, filename: str, timeout: float) -> CheckResult:
+    """Run an exercise's hidden cases against `source`; every case ends up with a verdict."""
+    exercise = get_exercise(exercise_id)
+    started = time.perf_counter()
+    cases = [CaseResult(c.name, c.description, False, "") for c in exercise.cases]
+    request = {"kind": "check", "exercise": exercise_id, "source": source, "filename": filename}
+    child = _Child(request)
+    try:
+        _collect(child, cases, filename, timeout)
+    finally:
+        child.stop()
+    return CheckResult(exercise_id, cases, child.output, time.perf_counter() - started)
+
+
+def _collect(child: _Child, cases: list[CaseResult], filename: str, timeout: float) -> None:
+    """Fill in the cases from the child's messages, or from how and when it stopped."""
+    reply = child.receive(max(STARTUP_LIMIT, timeout))
+    if not isinstance(reply, dict) or reply.get("kind") != "expected":
+        reason = "it took too long" if reply == _TIMEOUT else "see the output"
+        _fail_from(cases, 0, f"the checker itself could not start ({reason})")
+        return
+    for case, expected in zip(cases, reply["cases"], strict=True):
+        case.expected = expected["expected"]
+    reply = child.receive(timeout)
+    if reply == _TIMEOUT:
+        message = f"loading your code timed out after {timeout:g} s (a loop at the top level?)"
+        _fail_all(cases, {"message": message})
+    elif reply == _ENDED:
+        crash = _crash_report(child.output)
+        message = f"while loading your code, {_ended_message(child.exit_code())}"
+        _fail_all(cases, {"message": message, "error": crash or None})
+    elif reply.get("kind") == "load_error":
+        message = f"your code did not load: {reply['message']}"
+        _fail_all(cases, {"message": message, "error": reply["error"], "line": reply["line"]})
+    else:
+        for index, case in enumerate(cases):
+            reply = child.receive(timeout)
+            if reply == _TIMEOUT:
+                _fail_from(cases, index, f"timed out after {timeout:g} s")
+                return
+            if reply == _ENDED:
+                _fail_from(cases, index, _ended_message(child.exit_code()), child, filename)
+                return
+            for key in ("passed", "got", "message", "error", "line", "seconds"):
+                setattr(case, key, reply.get(key))
+
+
+def _fail_all(cases: list[CaseResult], how: dict[str, Any]) -> None:
+    """Every case failed the same way (the code never loaded)."""
+    for case in cases:
+        for key, value in how.items():
+            setattr(case, key, value)
+
+
+def _fail_from(
+    cases: list[CaseResult],
+    index: int,
+    message: str,
+    child: _Child | None = None,
+    filename: str = "",
+) -> None:
+    """Case `index` failed for `message`; the ones after it never ran."""
+    if index >= len(cases):
+        return
+    cases[index].message = message
+    if child is not None:
+        crash = _crash_report(child.output)
+        cases[index].error = crash or None
+        cases[index].line = _crash_line(crash, filename)
+        if cases[index].line is not None:
+            cases[index].message += f" at line {cases[index].line}"
+    for case in cases[index + 1 :]:
+        case.message = f"not run: the solution process stopped during '{cases[index].name}'"
+
+
+def run_gradient_check(
+    source: str,
+    function: str,
+    at: list[Any],
+    filename: str = "<editor>",
+    timeout: float = 10.0,
+    **tolerances: float,
+) -> GradientCheck:
+    """Load `source` in a child and check `function`'s gradients at the point `at`.
+
+    `at` holds one entry per argument: a number or a (nested) list of numbers;
+    `tolerances` are gradient_check's eps, atol and rtol.
+    Raises SolutionError when the code cannot be loaded, has no such function, raises,
+    hangs or crashes.
+    """
+    request = {
+        "kind": "gradcheck",
+        "source": source,
+        "filename": filename,
+        "function": function,
+        "at": at,
+        "tolerances": tolerances,
+    }
+    child = _Child(request)
+    try:
+        reply = child.receive(STARTUP_LIMIT)
+        if isinstance(reply, dict) and reply.get("kind") == "ready":
+            deadline = time.monotonic() + timeout  # loading and checking share the limit
+            reply = child.receive(timeout)
+            while isinstance(reply, dict) and reply.get("kind") == "loaded":
+                reply = child.receive(max(0.0, deadline - time.monotonic()))
+        elif reply == _TIMEOUT:
+            raise SolutionError("the checker itself could not start (it took too long)")
+        if reply == _TIMEOUT:
+            raise SolutionError(f"timed out after {timeout:g} s")
+        if reply == _ENDED:
+            crash = _crash_report(child.output)
+            line = _crash_line(crash, filename)
+            where = f" at line {line}" if line is not None else ""
+            raise SolutionError(_ended_message(child.exit_code()) + where, crash or None, line)
+        if reply.get("kind") == "gradcheck":
+            return GradientCheck.from_dict(reply["result"])
+        message = reply.get("message", "the check failed")
+        if reply.get("kind") == "load_error":
+            message = f"your code did not load: {message}"
+        raise SolutionError(message, reply.get("error"), reply.get("line"))
+    finally:
+        child.stop()
+
+
+def check_solution(
+    exercise_id: str,
+    source: str,
+    filename: str = "<editor>",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> CheckResult:
+    """Run every hidden case of an exercise against a solution, in a child process."""
+    get_exercise(exercise_id)
+    return run_check(exercise_id, source, filename, timeout)

@@ -1,0 +1,267 @@
+"""What the graph tab shows now: one evented model that every pane follows.
+
+A `RunView` owns the shown run (its trace, drawn graph, player and line map), the collapsed
+modules, the selection and the message the canvas shows when there is no graph. The
+canvas, the player bar, the editor's line highlight and the inspector subscribe to its
+signals (napari's `QtDims(dims)` pattern); none of them relays state to another. It has
+no Qt in it, so it is tested without a display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from psygnal import Signal
+
+from autograd_viz.core.graph.graph_model import DrawnGraph, drawn_graph
+from autograd_viz.core.platform.gc_pause import collections_postponed
+from autograd_viz.core.playback.player import Frame, Player
+from autograd_viz.core.playback.source_map import SourceMap
+from autograd_viz.core.trace import TensorValue, Trace
+
+EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
+NO_GRAPH_MESSAGE = "This run left no tensor that requires grad: nothing to draw."
+_COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+
+
+@dataclass(frozen=True)
+class ShownRun:
+    """One run, ready to show: its trace, the graph drawn of it, the player, the line map."""
+
+    trace: Trace
+    graph: DrawnGraph
+    player: Player = field(compare=False)
+    source_map: SourceMap = field(compare=False)
+
+    @property
+    def freeing(self) -> list:
+        """Which nodes each backward pass freed (the player computed it once)."""
+        return self.player.freeing
+
+
+def prepare_run(
+    trace: Trace, collapsed: frozenset[str] = frozenset(), previous: dict | None = None
+) -> ShownRun:
+    """Everything needed to show a trace, built in one go (on a worker thread for a big
+    one): the layout, the player with its first view's steps, the source line map."""
+    with collections_postponed():
+        graph = drawn_graph(trace, set(collapsed), previous)
+        player = Player(trace, graph)
+        player.steps  # noqa: B018 (builds and caches the first view's steps)
+        return ShownRun(trace, graph, player, SourceMap(trace))
+
+
+def nothing_ran(trace: Trace) -> str | None:
+    """The canvas's sentence for a run whose code did not compile, else None."""
+    error = trace.error or (trace.errors[0] if trace.errors else None)
+    if error is None or error.get("type") not in _COMPILE_ERRORS:
+        return None
+    if any(e.get("kind") == "run_end" for e in trace.events):
+        return None  # the script ran: exec() or compile() inside it raised the SyntaxError
+    where = f" on line {error['line']}" if error.get("line") else ""
+    return f"Nothing ran: {error['type']}{where}. Fix it and run again (Ctrl+Enter)."
+
+
+class RunView:
+    """The run the graph tab shows, the player's position in it, and what is selected."""
+
+    run_changed = Signal(object)  # a ShownRun, or None when no graph is shown
+    graph_changed = Signal()  # the shown run's drawn graph changed (a module opened/closed)
+    frame_changed = Signal()  # the player moved, or switched between forward and backward
+    selection_changed = Signal(tuple)  # the selected tensor/node keys
+    message_changed = Signal(str)  # what the canvas says over an empty graph ("" when drawn)
+    inspected_changed = Signal(str)  # the tensor or node the inspector shows ("" for none)
+
+    def __init__(self) -> None:
+        self.run: ShownRun | None = None
+        self.collapsed: frozenset[str] = frozenset()
+        self.selection: tuple[str, ...] = ()
+        self.inspected = ""
+        self.message = EMPTY_MESSAGE
+        # Until the player first moves, the canvas shows the state at the end of the run.
+        self._playing = False
+
+    # ---- what is shown ----------------------------------------------------------
+    @property
+    def trace(self) -> Trace | None:
+        """The shown run's trace."""
+        return self.run.trace if self.run is not None else None
+
+    @property
+    def graph(self) -> DrawnGraph:
+        """The shown run's drawn graph (empty when none is shown)."""
+        return self.run.graph if self.run is not None else DrawnGraph()
+
+    @property
+    def player(self) -> Player | None:
+        """The shown run's player."""
+        return self.run.player if self.run is not None else None
+
+    @property
+    def source_map(self) -> SourceMap | None:
+        """Which line made which tensor and node, for the shown run."""
+        return self.run.source_map if self.run is not None else None
+
+    def show(self, run: ShownRun) -> None:
+        """Show a new run: everything earlier (graph, player, selection) is dropped."""
+        self._unfollow()
+        self.run = run
+        self.collapsed = frozenset()
+        self.selection = ()
+        self._playing = False
+        # A change of view seeks to its start, so position_changed covers it (mode_changed
+        # comes first, while the position still belongs to the old view).
+        run.player.position_changed.connect(self._player_moved)
+        said = nothing_ran(run.trace) or ("" if run.graph.nodes else NO_GRAPH_MESSAGE)
+        self._say(said)
+        self.run_changed.emit(run)
+        self.selection_changed.emit(())
+        self._uninspect()
+
+    def clear(self, message: str = EMPTY_MESSAGE) -> None:
+        """Show no run, and say why (the kernel died, nothing ran yet)."""
+        self._unfollow()
+        self.run = None
+        self.collapsed = frozenset()
+        self.selection = ()
+        self._say(message)
+        self.run_changed.emit(None)
+        self.selection_changed.emit(())
+        self._uninspect()
+
+    def say(self, message: str) -> None:
+        """Put a message over the canvas (a layout in progress), keeping what is shown."""
+        self._say(message)
+
+    def _say(self, message: str) -> None:
+        if message != self.message:
+            self.message = message
+        self.message_changed.emit(message)
+
+    def _unfollow(self) -> None:
+        if self.run is not None:
+            self.run.player.position_changed.disconnect(self._player_moved)
+
+    def _player_moved(self, *_args: Any) -> None:
+        self._playing = True
+        self.frame_changed.emit()
+
+    # ---- modules ------------------------------------------------------------------
+    def toggle_module(self, path: str) -> None:
+        """Collapse an open nn.Module to one box, or open a collapsed one. The drawn graph
+        changes; the player keeps its view and step."""
+        if self.run is None:
+            return
+        self.collapsed = self.collapsed ^ {path}
+        graph = drawn_graph(self.run.trace, set(self.collapsed), self.run.graph.heights())
+        self.run.player.use_graph(graph)
+        self.run = replace(self.run, graph=graph)
+        self.selection = tuple(k for k in self.selection if k in graph.nodes)
+        self.graph_changed.emit()
+        self.selection_changed.emit(self.selection)
+
+    # ---- the player's moment ------------------------------------------------------
+    def frame(self) -> Frame | None:
+        """What the canvas draws now; None: the state at the end of the run."""
+        if self.run is None or not self._playing:
+            return None
+        return self.run.player.frame()
+
+    def current_line(self) -> int | None:
+        """The source line of the step shown now, if any."""
+        if self.run is None or not self._playing:
+            return None
+        step = self.run.player.current
+        return step.line if step is not None else None
+
+    def event_index(self) -> int | None:
+        """Index in the trace's events of the moment shown (None: the end of the run)."""
+        if self.run is None or not self._playing:
+            return None
+        return self.run.player.event_index()
+
+    def value_now(self, tensor_id: str) -> tuple[TensorValue | None, bool]:
+        """A tensor's value at the moment shown, and whether it existed by then."""
+        return self._as_of(tensor_id, "value")
+
+    def grad_now(self, tensor_id: str) -> tuple[TensorValue | None, bool]:
+        """A tensor's `.grad` at the moment shown (None where torch's was None), and
+        whether the tensor existed by then."""
+        return self._as_of(tensor_id, "grad")
+
+    def _as_of(self, tensor_id: str, what: str) -> tuple[TensorValue | None, bool]:
+        trace = self.trace
+        if trace is None:
+            return None, False
+        info = trace.tensor(tensor_id)
+        end = info.value if what == "value" else info.grad
+        index = self.event_index()
+        if index is None:
+            return end, True
+        player, last = self.run.player, len(trace.events) - 1
+        if player.value_at(tensor_id, last) is not None:  # an event made it: since when?
+            if player.value_at(tensor_id, index) is None:
+                return None, False  # not computed yet at this step
+        elif what == "value":
+            return end, True  # no event carried its value: only the end one is known
+        if what == "value":
+            return _tensor_value(player.value_at(tensor_id, index)), True
+        if player.grad_at(tensor_id, last) is None and end is not None:
+            return end, True  # .grad set in a way no event records: only its end is known
+        return _tensor_value(player.grad_at(tensor_id, index)), True
+
+    def node_grads_now(self, node_id: str) -> dict[str, Any] | None:
+        """The gradients a node received and sent in the latest run of it up to the
+        moment shown: the `node` event ({grads_in, grads_out, ...}), or None."""
+        trace = self.trace
+        if trace is None:
+            return None
+        index = self.event_index()
+        last = len(trace.events) - 1 if index is None else index
+        found = None
+        for i, e in enumerate(trace.events):
+            if i > last:
+                break
+            if e.get("kind") == "node" and e.get("node") == node_id:
+                found = e
+        return found
+
+    # ---- selection ----------------------------------------------------------------
+    def select(self, keys: list[str] | tuple[str, ...]) -> None:
+        """Select drawn items (a click, a search hit, the nodes of the editor's line)."""
+        keys = tuple(k for k in keys if k in self.graph.nodes)
+        if keys != self.selection:
+            self.selection = keys
+            self.selection_changed.emit(keys)
+
+    def inspect(self, key: str) -> None:
+        """Select one tensor or node (a click on it) and show it in the inspector; module
+        boxes and no_grad ops have only their tooltip."""
+        if key[:1] not in ("t", "n") or key not in self.graph.nodes:
+            return
+        self.select((key,))
+        self.inspected = key
+        self.inspected_changed.emit(key)
+
+    def _uninspect(self) -> None:
+        if self.inspected:
+            self.inspected = ""
+            self.inspected_changed.emit("")
+
+    def line_of(self, key: str) -> int | None:
+        """The source line that made a tensor or node of the shown run."""
+        source_map = self.source_map
+        return source_map.line_of.get(key) if source_map is not None else None
+
+    def ids_on(self, line: int) -> list[str]:
+        """The drawn items a source line made."""
+        source_map = self.source_map
+        return source_map.ids_on(line) if source_map is not None else []
+
+
+def _tensor_value(d: dict[str, Any] | TensorValue | None) -> TensorValue | None:
+    if d is None or isinstance(d, TensorValue):
+        return d
+    known = TensorValue.__dataclass_fields__
+    return TensorValue(**{k: v for k, v in d.items() if k in known})

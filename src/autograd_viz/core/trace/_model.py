@@ -1,0 +1,185 @@
+"""The trace: the contract between the kernel, the GUI, the CLI and the tests.
+
+A trace is plain JSON. Its keys are stable; new keys may be added, none renamed.
+docs/trace.md documents every key; in short:
+
+    version      trace format version (int)
+    source       file name the code was run as
+    torch        torch version string; device: the device the run used
+    tensors      [{id, name, shape, dtype, device, requires_grad, is_leaf,
+                   retains_grad, grad_fn, output_nr, value, grad}]
+    nodes        [{id, name, tensor, variable, next, next_nr, next_input}]
+    events       [{kind, line, ...}] in the order they happened: op, backward, node,
+                 accumulate, grad_reset, grad_assign, param_update, history_break,
+                 error, run_end
+    error        null, or the error event that stopped the run
+    truncated    true when the node cap was reached
+    notes        human-readable remarks (why something was capped)
+
+`value` and `grad` are TensorValue objects ({shape, data, min, max, mean, norm, first});
+`grad` is null exactly where PyTorch's `.grad` is None. `data` holds the full nested
+list for tensors up to 10,000 elements and is null for bigger ones, which are summarised.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograd_viz.core.trace._json import json_safe
+
+TRACE_VERSION = 3  # 2: tensors gained `aliases`; 3: run_end `exit_code`, nested passes
+TRACE_MIME = "application/vnd.autograd-viz.trace+json"
+
+
+@dataclass
+class TensorValue:
+    """A tensor's numbers: whole when small, summarised when big."""
+
+    shape: list[int]
+    data: Any  # nested lists / a number, or None when summarised
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    norm: float | None = None
+    first: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class TensorInfo:
+    """One tensor as autograd sees it."""
+
+    id: str
+    name: str | None
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    grad_fn: str | None  # id of the node that produced it
+    value: TensorValue | None
+    grad: TensorValue | None  # None exactly where PyTorch's .grad is None
+    output_nr: int = 0  # which output of grad_fn this tensor is
+    # Other variables bound to this same tensor object (`c = b.mul_(3)` makes c an alias
+    # of b; so does a leftover `for p in model.parameters()` loop variable).
+    aliases: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodeInfo:
+    """One node of the autograd graph (a grad_fn such as MulBackward0)."""
+
+    id: str
+    name: str
+    tensor: str | None  # id of the tensor this node produced, when known
+    variable: str | None  # for AccumulateGrad: the leaf tensor it writes .grad into
+    next: list[str]  # ids of the nodes it passes gradients to (next_functions)
+    next_nr: list[int] = field(default_factory=list)  # output index of each `next` node
+    # For each `next` entry, its position in next_functions: the index of the gradient
+    # this node sends there among a node event's `grads_out`.
+    next_input: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    """Everything one run of user code produced for the views."""
+
+    source: str = "<editor>"
+    torch: str = ""
+    device: str = "cpu"
+    tensors: list[TensorInfo] = field(default_factory=list)
+    nodes: list[NodeInfo] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None  # the error that stopped the run, or None
+    version: int = TRACE_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form of the trace (events are shared, not copied)."""
+        return {
+            "source": self.source,
+            "torch": self.torch,
+            "device": self.device,
+            "tensors": [asdict(t) for t in self.tensors],
+            "nodes": [asdict(n) for n in self.nodes],
+            "events": list(self.events),
+            "truncated": self.truncated,
+            "notes": list(self.notes),
+            "error": self.error,
+            "version": self.version,
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The trace as strict JSON: NaN and infinities are written as strings."""
+        data = self.to_dict()
+        try:
+            return json.dumps(data, indent=indent, allow_nan=False)
+        except ValueError:  # a NaN or infinity somewhere: the rare, slower path
+            return json.dumps(json_safe(data), indent=indent, allow_nan=False)
+
+    def save(self, path: str | Path) -> None:
+        """Write the trace to a JSON file."""
+        Path(path).write_text(self.to_json(indent=1), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        """Rebuild a trace from its JSON form (unknown keys are ignored)."""
+
+        def value(v: dict[str, Any] | None) -> TensorValue | None:
+            return None if v is None else TensorValue(**_known(TensorValue, v))
+
+        tensors = [
+            TensorInfo(
+                **{
+                    **_known(TensorInfo, t),
+                    "value": value(t.get("value")),
+                    "grad": value(t.get("grad")),
+                }
+            )
+            for t in data.get("tensors", [])
+        ]
+        nodes = [NodeInfo(**_known(NodeInfo, n)) for n in data.get("nodes", [])]
+        return cls(
+            source=data.get("source", "<editor>"),
+            torch=data.get("torch", ""),
+            device=data.get("device", "cpu"),
+            tensors=tensors,
+            nodes=nodes,
+            events=list(data.get("events", [])),
+            truncated=bool(data.get("truncated", False)),
+            notes=list(data.get("notes", [])),
+            error=data.get("error"),
+            version=int(data.get("version", TRACE_VERSION)),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        """Parse a trace from a JSON string."""
+        return cls.from_dict(json.loads(text))
+
+    # Convenience look-ups used by views and tests.
+    def tensor(self, tensor_id: str) -> TensorInfo:
+        """The tensor with this id."""
+        return next(t for t in self.tensors if t.id == tensor_id)
+
+    def tensor_named(self, name: str) -> TensorInfo | None:
+        """The tensor the user bound to `name` (as its name or an alias), if any."""
+        return next((t for t in self.tensors if t.name == name or name in t.aliases), None)
+
+    def node(self, node_id: str) -> NodeInfo:
+        """The node with this id."""
+        return next(n for n in self.nodes if n.id == node_id)
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The error events, in order."""
+        return [e for e in self.events if e.get("kind") == "error"]
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = cls.__dataclass_fields__.keys()
+    return {k: v for k, v in data.items() if k in names}

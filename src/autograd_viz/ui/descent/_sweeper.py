@@ -1,0 +1,120 @@
+"""Computes the descent pane's sweeps off the GUI thread: the built-in functions in a
+worker thread, the user's own loss(w, b) or model in the kernel (where the user's code
+lives). Only the answer to the latest request is delivered."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from autograd_viz.ui.descent._descent_sweep import (
+    Sweep,
+    compute_sweep,
+    landscape_from_kernel,
+    sweep_from_kernel,
+)
+
+if TYPE_CHECKING:
+    from autograd_viz.session import KernelSession
+
+USER_SWEEP = "autograd_viz.core.descent.sweep:sweep_in_namespace"
+MODEL_LANDSCAPE = "autograd_viz.core.descent.landscape:landscape_in_namespace"
+TAG = "descent:"
+NO_KERNEL = "No kernel: the pane was opened without one, so it cannot run your code."
+
+
+class Sweeper(QObject):
+    """Ask for a sweep; `ready` or `failed` follows for the latest request only."""
+
+    ready = Signal(object)  # a Sweep
+    failed = Signal(str, str)  # a sentence for the pane, the details (a traceback)
+    _done = Signal(int, object)  # from worker threads: generation, Sweep | Exception
+
+    def __init__(self, session: KernelSession | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.generation = 0
+        self._keys: dict[int, tuple] = {}
+        self._done.connect(self._deliver)
+        if session is not None:
+            session.call_finished.connect(self._kernel_answered)
+
+    def _next(self) -> int:
+        self.generation += 1
+        return self.generation
+
+    def _in_thread(self, generation: int, work: Callable[[], Sweep]) -> None:
+        def run() -> None:
+            try:
+                result: Sweep | Exception = work()
+            except Exception as exc:  # shown in the pane, never lost in a thread
+                result = exc
+            self._done.emit(generation, result)
+
+        threading.Thread(target=run, name="descent-sweep", daemon=True).start()
+
+    def builtin(
+        self, function: str, optimizers: list[str], start: tuple, steps: int, reuse: Sweep | None
+    ) -> None:
+        """Paths of a built-in function for every learning rate, computed here."""
+        generation = self._next()
+        args = (function, list(optimizers), start, steps, reuse)
+        self._in_thread(generation, lambda: compute_sweep(*args))
+
+    def user_function(
+        self, optimizers: list[str], start: tuple, steps: int, bounds: list | None
+    ) -> None:
+        """The user's loss(w, b) swept in the kernel."""
+        arguments = {
+            "function": "loss",
+            "optimizers": list(optimizers),
+            "steps": steps,
+            "start": list(start),
+            "bounds": bounds,
+        }
+        self._ask(USER_SWEEP, ("user", tuple(optimizers), tuple(start), steps), arguments)
+
+    def model(self, learning_rate: float, steps: int, span: float, seed: int = 0) -> None:
+        """The landscape of the user's model and an SGD path on it, in the kernel."""
+        arguments = {"learning_rate": learning_rate, "steps": steps, "span": span, "seed": seed}
+        self._ask(MODEL_LANDSCAPE, ("model", learning_rate, steps, span, seed), arguments)
+
+    def _ask(self, function: str, key: tuple, arguments: dict[str, Any]) -> None:
+        generation = self._next()
+        if self.session is None:
+            self.failed.emit(NO_KERNEL, "")
+            return
+        self._keys = {generation: key}
+        self.session.call(function, f"{TAG}{generation}", arguments)
+
+    def _kernel_answered(self, tag: str, payload: dict) -> None:
+        if not tag.startswith(TAG):
+            return  # another pane's call
+        generation = int(tag[len(TAG) :])
+        key = self._keys.pop(generation, None)
+        if generation != self.generation or key is None:
+            return
+        if not payload.get("ok"):
+            error = payload.get("error", {})
+            kind, message = error.get("type", "Error"), error.get("message", "")
+            if kind in ("LookupError", "KernelError"):
+                text = message  # our own sentence ("Run your code first: …")
+            else:
+                text = f"Your code raised {kind}: {message}"
+            self.failed.emit(text, error.get("traceback", ""))
+            return
+        convert = landscape_from_kernel if key[0] == "model" else sweep_from_kernel
+        result = payload["result"]
+        # Lists of a few hundred thousand numbers: turned into arrays off the GUI thread.
+        self._in_thread(generation, lambda: convert(key, result))
+
+    def _deliver(self, generation: int, result: object) -> None:
+        if generation != self.generation:
+            return  # the inputs changed while it computed
+        if isinstance(result, Exception):
+            self.failed.emit(f"{type(result).__name__}: {result}", "")
+        else:
+            self.ready.emit(result)

@@ -1,0 +1,396 @@
+"""Edges with arrowheads and node labels, painted in screen pixels over the graph."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+    QTransform,
+)
+
+from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, UNTRACKED, DrawnGraph
+from autograd_viz.core.playback.player import Frame
+from autograd_viz.ui.graph._graph_style import LIGHT, STYLES, CanvasColours
+
+ARROW_PX = 8.0
+# Labels need this much room between layers and between rows, or they would overlap;
+# between COMPACT_DX_PX and LABEL_MIN_DX_PX operation names are shortened (Mul, Acc).
+LABEL_MIN_DX_PX = 80.0
+COMPACT_DX_PX = 48.0
+LABEL_MIN_DY_PX = 44.0
+
+
+def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
+    """For each point, the half width its label may take before it runs into the label of
+    the next point on its row (whose own half width is `half`), with a small gap; at least
+    half the distance between them."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for key, p in points.items():
+        rows.setdefault(round(p.y()), []).append((p.x(), key))
+    room: dict[str, float] = {}
+    for members in rows.values():
+        members.sort()
+        for i, (x, key) in enumerate(members):
+            room[key] = math.inf
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(members):
+                    other_x, other = members[j]
+                    gap = abs(other_x - x)
+                    # What the neighbour's full label leaves, and never less than half
+                    # the gap (the neighbour shortens its own past that half).
+                    room[key] = min(room[key], max(gap - half[other] - 4, gap / 2 - 2))
+    return room
+
+
+def short_op_name(name: str) -> str:
+    """MulBackward0 → Mul, AccumulateGrad → Acc: for labels when the zoom leaves little room."""
+    if name == "AccumulateGrad":
+        return "Acc"
+    return name.rstrip("0123456789").removesuffix("Backward") or name
+
+
+class GraphOverlayItem(pg.GraphicsObject):
+    """Draws every edge and label in one paint call (one item, not one per edge).
+
+    Positions live in data coordinates; arrowheads, the gap at each node and the text
+    are sized in pixels, so they stay crisp at any zoom.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._graph = DrawnGraph()
+        self._bounds = QRectF()
+        self.labels_visible = True
+        self.last_spacing_px = (0.0, 0.0)
+        self._title_font = QFont()
+        self._title_font.setBold(True)
+        self._title_font.setPointSizeF(9.0)
+        self._detail_font = QFont()
+        self._detail_font.setPointSizeF(8.5)
+        self._op_font = QFont()
+        self._op_font.setPointSizeF(8.5)
+        self._grad_font = QFont()
+        self._grad_font.setPointSizeF(8.5)
+        self._grad_font.setBold(True)
+        self.frame: Frame | None = None  # the player's frame; None draws the end state
+        self.colours = LIGHT
+        self._geometry: tuple[Any, list[Any]] | None = None
+        self._screen: tuple[Any, dict[str, QPointF]] | None = None
+
+    def set_colours(self, colours: CanvasColours) -> None:
+        """Paint lines and labels in another theme's colours."""
+        self.colours = colours
+        self.update()
+
+    def set_graph(self, graph: DrawnGraph) -> None:
+        """Replace what is drawn."""
+        self.prepareGeometryChange()
+        self._graph = graph
+        self._geometry = None
+        self._screen = None
+        xs = [n.x for n in graph.nodes.values()] or [0.0]
+        ys = [n.y for n in graph.nodes.values()] or [0.0]
+        self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+        self.update()
+
+    def set_frame(self, frame: Frame | None) -> None:
+        """Draw one moment of playback (None: the state at the end of the run)."""
+        self.frame = frame
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds.adjusted(-1.0, -1.0, 1.0, 1.0)
+
+    @staticmethod
+    def spacing_px(transform: QTransform) -> tuple[float, float]:
+        """Screen pixels per layout unit, across (between layers) and down (between rows)."""
+        origin = transform.map(QPointF(0, 0))
+        across = QLineF(origin, transform.map(QPointF(1, 0))).length()
+        down = QLineF(origin, transform.map(QPointF(0, 1))).length()
+        return across, down
+
+    def labels_fit(self) -> bool:
+        """Whether the last paint had room for labels (full or compact)."""
+        dx, dy = self.last_spacing_px
+        return dx >= COMPACT_DX_PX and dy >= LABEL_MIN_DY_PX
+
+    def compact(self) -> bool:
+        """Whether labels are shortened at the current zoom."""
+        return self.last_spacing_px[0] < LABEL_MIN_DX_PX
+
+    def paint(self, painter: QPainter, *args) -> None:
+        if not self._graph.nodes:
+            return
+        # The painter's own transform maps our data to the device, also while grabbing or
+        # exporting; pyqtgraph's deviceTransform() crashes under QWidget.grab().
+        transform = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        screen = self._screen_positions(transform)
+        self._paint_groups(painter, screen)
+        self._paint_edges(painter, transform, screen)
+        self.last_spacing_px = self.spacing_px(transform)
+        if self.labels_visible and self.labels_fit():
+            self._paint_labels(painter, screen)
+        painter.restore()
+
+    def _view_key(self, transform: QTransform) -> tuple[Any, ...]:
+        return (
+            transform.m11(),
+            transform.m12(),
+            transform.m21(),
+            transform.m22(),
+            transform.dx(),
+            transform.dy(),
+            len(self._graph.edges),
+            len(self._graph.nodes),
+        )
+
+    def _screen_positions(self, transform: QTransform) -> dict[str, QPointF]:
+        """Each node's position in screen pixels, cached until the view moves (mapping
+        10,000 points costs ~15 ms, too much to repeat every playback frame)."""
+        key = self._view_key(transform)
+        if self._screen is not None and self._screen[0] == key:
+            return self._screen[1]
+        screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        self._screen = (key, screen)
+        return screen
+
+    def _edge_geometry(self, transform: QTransform, screen: dict[str, QPointF]) -> list[Any]:
+        """Per edge: (line, arrowhead, midpoint) in screen pixels, or None when the nodes
+        overlap. Cached until the view moves, so playback frames skip the arithmetic."""
+        key = self._view_key(transform)
+        if self._geometry is not None and self._geometry[0] == key:
+            return self._geometry[1]
+        nodes = self._graph.nodes
+        geometry: list[Any] = []
+        half = ARROW_PX * 0.45
+        for source, target in self._graph.edges:
+            a, b = screen[source], screen[target]
+            dx, dy = b.x() - a.x(), b.y() - a.y()
+            length = math.hypot(dx, dy)
+            start_gap = STYLES[nodes[source].kind].size / 2 + 2
+            end_gap = STYLES[nodes[target].kind].size / 2 + 3
+            if length <= start_gap + end_gap:
+                geometry.append(None)
+                continue
+            ux, uy = dx / length, dy / length
+            tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
+            line = QLineF(QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap), tip)
+            base_x, base_y = tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX
+            left = QPointF(base_x - uy * half, base_y + ux * half)
+            right = QPointF(base_x + uy * half, base_y - ux * half)
+            head = QPolygonF([tip, left, right, tip])
+            wings = (QLineF(tip, left), QLineF(tip, right))  # the head as strokes, for dense graphs
+            middle = QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
+            geometry.append((line, head, middle, wings))
+        self._geometry = (key, geometry)
+        return geometry
+
+    def _paint_edges(
+        self, painter: QPainter, transform: QTransform, screen: dict[str, QPointF]
+    ) -> None:
+        """Edges grouped by look and drawn in one call per look: thousands of separate
+        drawLine calls cost more than a 60 fps frame."""
+        frame = self.frame
+        carrying = frame.step.edge_grads if frame is not None and frame.step else {}
+        visited = frame.visited if frame is not None else None
+        groups: dict[str, tuple[list[QLineF], QPainterPath]] = {
+            look: ([], QPainterPath()) for look in ("normal", "faded", "hot", "untracked", "cut")
+        }
+        styles = self._graph.edge_styles
+        labels: list[tuple[QPointF, str]] = []
+        cuts: list[tuple[QPointF, str]] = []
+        geometry = self._edge_geometry(transform, screen)
+        # Past a few hundred edges, filled arrowheads (one path of thousands of polygons)
+        # cost more than the rest of the frame: they are drawn as two strokes instead.
+        dense = len(self._graph.edges) > 300
+        for (source, target), shape in zip(self._graph.edges, geometry, strict=True):
+            if shape is None:
+                continue
+            line, head, middle, wings = shape
+            grad = carrying.get((source, target)) if carrying else None
+            special = styles.get((source, target)) if styles else None
+            if special is not None:
+                look = special[0]
+                if special[1]:
+                    cuts.append((middle, special[1]))
+            elif grad is not None:
+                look = "hot"
+                labels.append((middle, f"∂ {grad}"))
+            elif visited is not None and target not in visited:
+                look = "faded"
+            else:
+                look = "normal"
+            lines, heads = groups[look]
+            lines.append(line)
+            if dense:
+                lines.extend(wings)
+            else:
+                heads.addPolygon(head)
+        c = self.colours
+        faded = QColor(c.edge)
+        faded.setAlpha(60)
+        looks = {
+            "faded": (faded, 1.2, Qt.PenStyle.SolidLine),
+            "normal": (QColor(c.edge), 1.4, Qt.PenStyle.SolidLine),
+            "untracked": (QColor(c.edge), 1.2, Qt.PenStyle.DotLine),
+            "cut": (QColor(c.cut), 1.6, Qt.PenStyle.DashLine),
+            "hot": (QColor(c.grad), 2.6, Qt.PenStyle.SolidLine),
+        }
+        # Antialiased or fractional-width lines go through Qt's stroker, several times
+        # slower than its 1-pixel path; past a few hundred edges the difference is
+        # invisible and the frame rate is not.
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, not dense)
+        if dense:
+            looks = {k: (c, 0 if w < 2 else w, d) for k, (c, w, d) in looks.items()}
+        for look, (colour, width, dash) in looks.items():
+            lines, heads = groups[look]
+            if not lines:
+                continue
+            painter.setPen(QPen(colour, width, dash))
+            painter.drawLines(lines)
+            if not heads.isEmpty():
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(colour)
+                painter.drawPath(heads)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        self._paint_edge_labels(painter, labels, c.grad)
+        self._paint_edge_labels(painter, cuts, c.cut)
+
+    def _paint_groups(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+        """A frame around each open nn.Module's nodes, named by its path."""
+        if not self._graph.groups:
+            return
+        frame_colour = QColor(self.colours.group)
+        fill = QColor(self.colours.group)
+        fill.setAlpha(18)
+        painter.setFont(self._op_font)
+        metrics = QFontMetricsF(self._op_font)
+        for path, members in self._graph.groups.items():
+            extents = [self._label_extent(m, screen[m]) for m in members if m in screen]
+            if not extents:
+                continue
+            left = min(e.left() for e in extents) - 8
+            right = max(e.right() for e in extents) + 8
+            top = min(e.top() for e in extents) - 8 - metrics.height()
+            bottom = max(e.bottom() for e in extents) + 6
+            box = QRectF(left, top, right - left, bottom - top)
+            painter.setPen(QPen(frame_colour, 1.0, Qt.PenStyle.DashLine))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(box, 8, 8)
+            painter.setPen(frame_colour)
+            painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
+
+    def label_half_widths(self, keys) -> dict[str, float]:
+        """Half the width of each node's widest label line, as drawn in full."""
+        op = QFontMetricsF(self._op_font)
+        title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+        half: dict[str, float] = {}
+        for key in keys:
+            node = self._graph.nodes[key]
+            if node.kind in (OPERATION, ACCUMULATE):
+                half[key] = op.horizontalAdvance(node.title) / 2
+            else:
+                texts = (node.detail, node.grad)
+                if self.frame is not None and key in self.frame.labels:
+                    texts = self.frame.labels[key]  # what this moment of playback shows
+                lines = [title.horizontalAdvance(node.title)]
+                lines += [detail.horizontalAdvance(t) for t in texts if t]
+                half[key] = max(lines) / 2
+        return half
+
+    def _label_extent(self, key: str, centre: QPointF) -> QRectF:
+        """Where a node's mark and its label lines can reach on screen (a tensor is given
+        all three lines, so a frame drawn around it does not move as .grad appears)."""
+        node = self._graph.nodes[key]
+        size = STYLES[node.kind].size
+        if node.kind in (OPERATION, ACCUMULATE):
+            metrics = QFontMetricsF(self._op_font)
+            texts = [(node.title, metrics)]
+            height = metrics.height()
+        else:
+            title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+            texts = [(node.title, title), (node.detail, detail), (node.grad, detail)]
+            height = title.height() + 2 * detail.height()
+        half = max([size / 2] + [m.horizontalAdvance(t) / 2 for t, m in texts if t])
+        return QRectF(centre.x() - half, centre.y() - size / 2, 2 * half, size + 3 + height)
+
+    def _paint_edge_labels(
+        self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str
+    ) -> None:
+        # Gradients travel backwards: the label sits on the edge they flow along.
+        hot = QColor(colour)
+        painter.setFont(self._grad_font)
+        metrics = QFontMetricsF(self._grad_font)
+        for centre, text in labels:
+            width = metrics.horizontalAdvance(text)
+            box = QRectF(
+                centre.x() - width / 2 - 3,
+                centre.y() - metrics.height() - 4,
+                width + 6,
+                metrics.height() + 2,
+            )
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(*self.colours.label_box))
+            painter.drawRoundedRect(box, 3, 3)
+            painter.setPen(hot)
+            painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
+
+    def _paint_labels(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+        view = painter.viewport()
+        title_metrics = QFontMetricsF(self._title_font)
+        detail_metrics = QFontMetricsF(self._detail_font)
+        op_metrics = QFontMetricsF(self._op_font)
+        compact = self.compact()
+        c = self.colours
+        reach = view.adjusted(-200, -100, 200, 100)
+        shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
+        half = self.label_half_widths(shown)
+        room = _room_beside(shown, half)
+        for key, node in self._graph.nodes.items():
+            centre = shown.get(key)
+            if centre is None:
+                continue
+            y = centre.y() + STYLES[node.kind].size / 2 + 3
+            if node.kind in (OPERATION, ACCUMULATE):
+                title = node.title
+                # Shortened at low zoom, or where the full name would run into the label
+                # of the next node on its row (AccumulateGrad beside AddmmBackward0).
+                if compact or half[key] > room[key]:
+                    title = short_op_name(title)
+                lines = [(title, self._op_font, op_metrics, c.op)]
+            else:
+                detail, grad = node.detail, node.grad
+                if self.frame is not None and key in self.frame.labels:
+                    detail, grad = self.frame.labels[key]
+                title = node.title
+                too_wide = title_metrics.horizontalAdvance(title) / 2 > room[key]
+                if node.kind == UNTRACKED and too_wide:
+                    # `kaiming_uniform (no_grad)` beside `zero_ (no_grad)`: the grey box and
+                    # its dotted edges already say no_grad; then elide what still collides.
+                    title = title.removesuffix(" (no_grad)")
+                    width = max(2 * room[key], title_metrics.horizontalAdvance("m…"))
+                    title = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
+                lines = [(title, self._title_font, title_metrics, c.title)]
+                if detail:
+                    lines.append((detail, self._detail_font, detail_metrics, c.detail))
+                if grad:
+                    lines.append((grad, self._detail_font, detail_metrics, c.grad))
+            for text, font, metrics, colour in lines:
+                painter.setFont(font)
+                painter.setPen(QColor(colour))
+                width = metrics.horizontalAdvance(text)
+                painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
+                y += metrics.height()

@@ -1,0 +1,112 @@
+"""How each kind of graph node looks: shape AND colour, so the picture reads without colour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autograd_viz.core.graph.graph_model import (
+    ACCUMULATE,
+    CONSTANT,
+    LEAF,
+    OPERATION,
+    RESULT,
+    UNTRACKED,
+)
+from autograd_viz.core.graph.module_groups import MODULE
+
+
+@dataclass(frozen=True)
+class NodeStyle:
+    """Marker symbol (pyqtgraph name), size in pixels, fill, outline and legend text."""
+
+    symbol: str
+    size: int
+    fill: str
+    outline: str
+    legend: str
+
+
+STYLES: dict[str, NodeStyle] = {
+    LEAF: NodeStyle("o", 26, "#a78bfa", "#6d28d9", "leaf, requires grad"),
+    CONSTANT: NodeStyle("o", 22, "#f8fafc", "#94a3b8", "leaf, no grad"),
+    RESULT: NodeStyle("h", 26, "#5eead4", "#0f766e", "result (non-leaf)"),
+    OPERATION: NodeStyle("s", 18, "#fcd34d", "#b45309", "grad_fn node"),
+    ACCUMULATE: NodeStyle("t1", 16, "#cbd5e1", "#475569", "AccumulateGrad → .grad"),
+    UNTRACKED: NodeStyle("s", 13, "#f1f5f9", "#94a3b8", "no_grad op (not recorded)"),
+    MODULE: NodeStyle("s", 30, "#e0e7ff", "#4338ca", "nn.Module (collapsed)"),
+}
+GROUP_COLOUR = "#6366f1"  # the frame around an nn.Module's nodes
+
+LEGEND_ORDER = [LEAF, CONSTANT, RESULT, OPERATION, ACCUMULATE]  # no_grad ops: when drawn
+
+EDGE_COLOUR = "#94a3b8"
+TITLE_COLOUR = "#0f172a"
+OP_COLOUR = "#78350f"
+DETAIL_COLOUR = "#334155"
+GRAD_COLOUR = "#be185d"
+CUT_COLOUR = "#dc2626"  # a history break: autograd cannot follow this edge
+BACKGROUND = "#ffffff"
+CURRENT_COLOUR = "#0f172a"  # the ring around what the current step touches
+SELECTION_COLOUR = "#2563eb"  # the ring around what the user selected
+
+
+@dataclass(frozen=True)
+class CanvasColours:
+    """Everything on the canvas that is not a node's own fill: lines, text, rings, legend.
+    Node fills and outlines stay the same in both themes, so a kind keeps its colour."""
+
+    background: str
+    edge: str
+    title: str
+    op: str
+    detail: str
+    grad: str
+    cut: str
+    group: str
+    current: str
+    selection: str
+    message: str
+    note: str
+    legend_text: str
+    legend_fill: tuple[int, int, int, int]
+    legend_border: str
+    label_box: tuple[int, int, int, int]  # behind the gradient written on an edge
+
+
+LIGHT = CanvasColours(
+    background=BACKGROUND,
+    edge=EDGE_COLOUR,
+    title=TITLE_COLOUR,
+    op=OP_COLOUR,
+    detail=DETAIL_COLOUR,
+    grad=GRAD_COLOUR,
+    cut=CUT_COLOUR,
+    group=GROUP_COLOUR,
+    current=CURRENT_COLOUR,
+    selection=SELECTION_COLOUR,
+    message="#64748b",
+    note="#b45309",
+    legend_text="#334155",
+    legend_fill=(255, 255, 255, 220),
+    legend_border="#e2e8f0",
+    label_box=(255, 255, 255, 230),
+)
+# The editor's dark background (VS Code Dark+), so editor and canvas read as one window.
+DARK = CanvasColours(
+    background="#1e1e1e",
+    edge="#7b8699",
+    title="#e2e8f0",
+    op="#fcd34d",
+    detail="#a3b1c6",
+    grad="#f472b6",
+    cut="#f87171",
+    group="#818cf8",
+    current="#f8fafc",
+    selection="#60a5fa",
+    message="#94a3b8",
+    note="#fbbf24",
+    legend_text="#cbd5e1",
+    legend_fill=(37, 37, 38, 220),
+    legend_border="#3f3f46",
+    label_box=(30, 30, 30, 230),
+)

@@ -1,0 +1,89 @@
+"""File → Export…: the graph as PNG or SVG, the replay as an animated GIF."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
+
+from autograd_viz.core.playback.player import Player
+from autograd_viz.ui.graph.export import AnimationExporter, export_png, export_svg
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+
+
+class ExportActions(QObject):
+    """The export menu entries of a window; they say how it went in its status bar."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        canvas: GraphCanvas,
+        area: QWidget,
+        player: Callable[[], Player | None],
+    ) -> None:
+        super().__init__(window)
+        self.window, self.canvas, self.area = window, canvas, area
+        self.player = player
+
+    def actions(self) -> list[QAction]:
+        """The menu entries, in order."""
+        entries = (
+            ("Export graph as PNG…", lambda: self.export_graph_dialog("png")),
+            ("Export graph as SVG…", lambda: self.export_graph_dialog("svg")),
+            ("Export animation (GIF)…", self.export_animation_dialog),
+        )
+        made = []
+        for text, slot in entries:
+            action = QAction(text, self.window)
+            action.triggered.connect(slot)
+            made.append(action)
+        return made
+
+    def _say(self, text: str, ms: int = 0) -> None:
+        self.window.statusBar().showMessage(text, ms)
+
+    def export_graph_dialog(self, kind: str) -> None:
+        """Ask for a file name and save the canvas there as PNG or SVG."""
+        name, _ = QFileDialog.getSaveFileName(
+            self.window,
+            f"Export graph as {kind.upper()}",
+            f"graph.{kind}",
+            f"{kind.upper()} (*.{kind})",
+        )
+        if not name:
+            return
+        save = export_svg if kind == "svg" else export_png
+        if save(self.canvas, name):
+            self._say(f"Saved {name}", 4000)
+        else:
+            QMessageBox.warning(self.window, "Export failed", f"Could not write {name}.")
+
+    def export_animation_dialog(self) -> None:
+        """Ask for a file name and render the replay there."""
+        if self.player() is None:
+            self._say("Run some code first: there is nothing to animate.")
+            return
+        name, _ = QFileDialog.getSaveFileName(
+            self.window, "Export animation", "autograd.gif", "Animated GIF (*.gif)"
+        )
+        if name:
+            exporter = self.export_animation(Path(name))
+            if exporter is not None:
+                exporter.finished.connect(
+                    lambda ok, msg: self._say(
+                        f"Saved {msg}" if ok else f"Export failed: {msg}", 6000
+                    )
+                )
+
+    def export_animation(self, path: Path) -> AnimationExporter | None:
+        """Replay the forward and backward passes into an animated GIF (in the background)."""
+        player = self.player()
+        if player is None:
+            return None
+        exporter = AnimationExporter(player, self.area, path)  # the panes follow the player
+        exporter.progress.connect(lambda done, total: self._say(f"Rendering frame {done}/{total}…"))
+        exporter.start()
+        return exporter

@@ -1,0 +1,440 @@
+"""The graph canvas: the autograd graph PyTorch built, drawn with pyqtgraph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtWidgets import QWidget
+
+from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.core.playback.freeing import freed_at
+from autograd_viz.core.playback.player import Frame
+from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
+from autograd_viz.core.trace import Trace
+from autograd_viz.ui.graph._describe import describe
+from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, GraphOverlayItem
+from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
+from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
+
+MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
+
+
+class GraphCanvas(pg.PlotWidget):
+    """Draws the run a RunView shows, and follows it: its graph, the player's moment, the
+    selection. Zoom with the wheel, pan by dragging, click a node to select it."""
+
+    node_clicked = Signal(str)  # id of a trace tensor ("t3") or node ("n5")
+    layout_changed = Signal()  # a module was collapsed or opened: positions moved
+    graph_drawn = Signal(int)  # number of marks drawn
+    trace_drawn = Signal(object)  # a trace passed to show_trace is now on screen
+
+    def __init__(self, parent: QWidget | None = None, view: RunView | None = None) -> None:
+        self.colours = LIGHT
+        super().__init__(parent, background=self.colours.background)
+        self.setObjectName("graphCanvas")
+        plot = self.getPlotItem()
+        plot.hideAxis("left")
+        plot.hideAxis("bottom")
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        self.view = view if view is not None else RunView()
+        self._generation = 0  # bumps with each layout asked for; stale answers are dropped
+        self._states: list[str] = []  # each marker's playback state, as last drawn
+        self._jobs: set[LayoutJob] = set()
+        self.frame: Frame | None = None
+        self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
+        self.freed_at_end: set[str] = set()
+        self._overlay = GraphOverlayItem()
+        self._overlay.setZValue(-1)
+        self._markers = pg.ScatterPlotItem(
+            pxMode=True,
+            hoverable=True,
+            tip=self._tooltip,
+            hoverPen=pg.mkPen(self.colours.current, width=2),
+        )
+        self._markers.sigClicked.connect(self._on_click)
+        self._selection = pg.ScatterPlotItem(
+            pxMode=True, symbol="o", brush=None, pen=pg.mkPen(self.colours.selection, width=2.5)
+        )
+        self.selected: list[str] = []
+        self._message = pg.TextItem(
+            self.view.message or EMPTY_MESSAGE, color=self.colours.message, anchor=(0.5, 0.5)
+        )
+        self._note = pg.TextItem("", color=self.colours.note, anchor=(0, 1))
+        for item in (self._overlay, self._markers, self._selection, self._message):
+            plot.addItem(item)
+        self._add_legend()
+        self.getViewBox().sigRangeChanged.connect(lambda *_: self._overlay.update())
+        self.view.run_changed.connect(self._run_changed)
+        self.view.graph_changed.connect(self._graph_changed)
+        self.view.frame_changed.connect(self._frame_changed)
+        self.view.selection_changed.connect(self._selection_changed)
+        self.view.message_changed.connect(self._message_changed)
+
+    # ---- what the view shows ----------------------------------------------------
+    @property
+    def trace(self) -> Trace | None:
+        """The trace shown (the view's)."""
+        return self.view.trace
+
+    @property
+    def graph(self) -> DrawnGraph:
+        """The graph drawn (the view's)."""
+        return self.view.graph
+
+    @property
+    def collapsed(self) -> frozenset[str]:
+        """The nn.Module paths drawn as one box."""
+        return self.view.collapsed
+
+    @property
+    def freeing(self) -> list:
+        """Which nodes each backward pass of the shown run freed."""
+        return self.view.run.freeing if self.view.run is not None else []
+
+    def _add_legend(self) -> None:
+        legend = pg.LegendItem(
+            offset=(8, -6),  # bottom left, one row: it never covers the top of the graph
+            colCount=len(LEGEND_ORDER),
+            labelTextColor=self.colours.legend_text,
+            brush=pg.mkBrush(*self.colours.legend_fill),
+            pen=pg.mkPen(self.colours.legend_border),
+        )
+        legend.setParentItem(self.getPlotItem().getViewBox())
+        for kind in LEGEND_ORDER:
+            style = STYLES[kind]
+            sample = pg.ScatterPlotItem(
+                symbol=style.symbol,
+                size=12,
+                brush=style.fill,
+                pen=pg.mkPen(style.outline, width=1.5),
+            )
+            legend.addItem(sample, style.legend)
+        self.legend = legend
+
+    # ---- public ---------------------------------------------------------------
+    @property
+    def dark(self) -> bool:
+        """Whether the canvas uses its dark colours."""
+        return self.colours is DARK
+
+    def set_dark(self, dark: bool) -> None:
+        """Switch background, lines, labels, rings and legend to the dark or light colours."""
+        c = self.colours = DARK if dark else LIGHT
+        self.setBackground(c.background)
+        self._overlay.set_colours(c)
+        self._markers.opts["hoverPen"] = pg.mkPen(c.current, width=2)
+        self._selection.setPen(pg.mkPen(c.selection, width=2.5))
+        self._message.setColor(c.message)
+        self._note.setColor(c.note)
+        self.legend.setLabelTextColor(c.legend_text)
+        for _sample, label in self.legend.items:
+            label.setText(label.text)  # pyqtgraph applies a new colour on the next setText
+        self.legend.setBrush(pg.mkBrush(*c.legend_fill))
+        self.legend.setPen(pg.mkPen(c.legend_border))
+        self._looks.clear()  # the "lit" ring is drawn in c.current
+        self._states = []  # every marker takes its new look
+        if self.graph.nodes:
+            self.show_frame(self.frame)
+
+    def show_trace(self, trace: Trace) -> None:
+        """Lay out a trace and show it through the view (all modules open, fitted).
+
+        A small graph is shown before this returns; a big one is laid out on a worker thread
+        (the GUI stays live, the canvas says "Laying out…"). Either way `trace_drawn` follows.
+        """
+        self._generation += 1
+        previous = self.graph.heights() if self.graph.nodes else None
+        if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
+            self.view.show(prepare_run(trace, previous=previous))
+            return
+        job = LayoutJob(self._generation, trace, previous)
+        job.setAutoDelete(False)
+        self._jobs.add(job)
+        job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
+        job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
+        self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
+        QThreadPool.globalInstance().start(job)
+
+    @property
+    def laying_out(self) -> bool:
+        """Whether a background layout is still running."""
+        return bool(self._jobs)
+
+    @Slot(int, object)
+    def _layout_done(self, generation: int, run: ShownRun) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        if generation != self._generation:
+            return  # a newer trace arrived meanwhile
+        self.view.show(run)
+
+    @Slot(int, str)
+    def _layout_failed(self, generation: int, message: str) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        if generation == self._generation:
+            self.view.say(f"Could not lay out this graph: {message}")
+
+    def toggle_module(self, path: str) -> None:
+        """Collapse an open nn.Module to one box, or open a collapsed one."""
+        self.view.toggle_module(path)
+
+    def _run_changed(self, run: ShownRun | None) -> None:
+        if run is None:
+            self._generation += 1  # a layout still running is for a run no longer wanted
+        self._draw()
+        if run is not None:
+            self.trace_drawn.emit(run.trace)
+
+    def _graph_changed(self) -> None:
+        self._draw()
+        self.layout_changed.emit()
+
+    def _frame_changed(self) -> None:
+        self.show_frame(self.view.frame())
+
+    def _message_changed(self, message: str) -> None:
+        self._message.setText(message)
+        self._message.setPos(0, 0)
+        self._message.setVisible(bool(message))
+
+    def _draw(self) -> None:
+        run = self.view.run
+        self._states = []
+        self.freed_at_end = freed_at(run.freeing, len(run.trace.events)) if run else set()
+        self.frame = None
+        self._overlay.set_frame(None)
+        self._overlay.set_graph(self.graph)
+        nodes = list(self.graph.nodes.values())
+        if nodes:
+            looks = [self._look(n.kind, "normal") for n in nodes]
+            self._markers.setData(
+                pos=np.array([(n.x, n.y) for n in nodes], dtype=float),
+                symbol=[STYLES[n.kind].symbol for n in nodes],
+                size=[look[2] for look in looks],
+                brush=[look[0] for look in looks],
+                pen=[look[1] for look in looks],
+                data=[n.id for n in nodes],
+            )
+            self.show_frame(self.view.frame())  # at first, the end state: freed graphs dashed
+        else:
+            self._markers.clear()
+        self._selection_changed(self.view.selection)
+        self._show_note(" ".join(run.trace.notes) if run else "")
+        self.fit()
+        self.graph_drawn.emit(len(nodes))
+
+    def _look(self, kind: str, state: str) -> tuple[QBrush, QPen, int]:
+        """The brush, pen and size of a node kind in a playback state. The same objects are
+        reused, so pyqtgraph's symbol atlas renders each look once, not once per frame."""
+        key = (kind, state)
+        look = self._looks.get(key)
+        if look is None:
+            style = STYLES[kind]
+            fill, outline = QColor(style.fill), QColor(style.outline)
+            if self.dark:  # deep outlines vanish on a dark background (the dashed freed one too)
+                outline = outline.lighter(165)
+            if state == "faded":
+                fill.setAlpha(50)
+                outline.setAlpha(70)
+            if state == "lit":
+                ring = pg.mkPen(self.colours.current, width=3.5)
+                look = (pg.mkBrush(fill), ring, style.size + 8)
+            elif state == "freed":  # saved tensors gone: a dashed outline, a paler fill
+                fill.setAlpha(90)
+                look = (
+                    pg.mkBrush(fill),
+                    pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine),
+                    style.size,
+                )
+            else:
+                look = (pg.mkBrush(fill), pg.mkPen(outline, width=1.6), style.size)
+            self._looks[key] = look
+        return look
+
+    def show_frame(self, frame: Frame | None) -> None:
+        """Paint one moment of playback: what ran so far solid, the rest faded, the current
+        step ringed; None paints the state at the end of the run. No layout happens here."""
+        self.frame = frame
+        self._overlay.set_frame(frame)
+        nodes = list(self.graph.nodes.values())
+        if not nodes:
+            return
+        if frame is None:
+            freed = self.freed_at_end
+            states = ["freed" if n.id in freed else "normal" for n in nodes]
+        else:
+            lit = frame.step.lit if frame.step is not None else frozenset()
+            visited, freed = frame.visited, frame.freed
+
+            def state(key: str) -> str:
+                if key in lit:
+                    return "lit"
+                if key in freed:
+                    return "freed"
+                return "normal" if key in visited else "faded"
+
+            states = [state(n.id) for n in nodes]
+        self._restyle(nodes, states)
+
+    def _restyle(self, nodes: list, states: list[str]) -> None:
+        """Give each marker the look of its state, touching only markers whose state changed
+        (a playback step changes a handful of 10,000: restyling all costs ~40 ms a frame)."""
+        previous = self._states if len(self._states) == len(states) else None
+        self._states = states
+        data = self._markers.data
+        if previous is not None and len(data) == len(states):
+            changed = [i for i, (a, b) in enumerate(zip(previous, states, strict=True)) if a != b]
+            if not changed:
+                return
+            if len(changed) < len(states) // 4:
+                for i in changed:
+                    brush, pen, size = self._look(nodes[i].kind, states[i])
+                    data["brush"][i], data["pen"][i], data["size"][i] = brush, pen, size
+                data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
+                self._markers.updateSpots()
+                return
+        looks = [self._look(n.kind, st) for n, st in zip(nodes, states, strict=True)]
+        self._markers.setBrush([look[0] for look in looks], update=False)
+        self._markers.setPen([look[1] for look in looks], update=False)
+        self._markers.setSize([look[2] for look in looks], update=False)
+        self._markers.updateSpots()
+
+    def find(self, text: str) -> list[str]:
+        """Nodes whose name contains `text` (case-insensitive), tensors before operations."""
+        needle = text.strip().lower()
+        if not needle:
+            return []
+        hits = [n for n in self.graph.nodes.values() if needle in n.title.lower()]
+        hits.sort(key=lambda n: (n.kind in (OPERATION, ACCUMULATE), n.title.lower() != needle))
+        return [n.id for n in hits]
+
+    def center_on(self, key: str) -> None:
+        """Pan (keeping the zoom) so that node `key` is in the middle of the view."""
+        node = self.graph.nodes.get(key)
+        if node is None:
+            return
+        view = self.getViewBox()
+        (x0, x1), (y0, y1) = view.viewRange()
+        half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
+        view.setRange(
+            xRange=(node.x - half_x, node.x + half_x),
+            yRange=(node.y - half_y, node.y + half_y),
+            padding=0,
+        )
+
+    @contextmanager
+    def vector_painting(self) -> Iterator[None]:
+        """While open, markers paint as shapes, not cached pixmaps (for SVG export)."""
+        self._markers.opts["useCache"] = False
+        self._markers.update()
+        try:
+            yield
+        finally:
+            self._markers.opts["useCache"] = True
+            self._markers.update()
+
+    def select(self, keys: list[str]) -> None:
+        """Select the given nodes (a click, or the nodes of the editor's current line)."""
+        self.view.select(keys)
+
+    def _selection_changed(self, keys: tuple[str, ...]) -> None:
+        """Ring the selected nodes."""
+        self.selected = [k for k in keys if k in self.graph.nodes]
+        nodes = [self.graph.nodes[k] for k in self.selected]
+        self._selection.setData(
+            pos=np.array([(n.x, n.y) for n in nodes], dtype=float).reshape(-1, 2),
+            size=[STYLES[n.kind].size + 14 for n in nodes],
+        )
+
+    def marker_count(self) -> int:
+        """How many node markers are on the canvas."""
+        return len(self._markers.data)
+
+    def widget_position(self, key: str) -> QPoint:
+        """Where node `key` is drawn, in this widget's pixel coordinates."""
+        node = self.graph.nodes[key]
+        scene = self.getViewBox().mapViewToScene(QPointF(node.x, node.y))
+        return self.mapFromScene(scene) + self.viewport().pos()
+
+    def fit(self) -> None:
+        """Zoom so that the whole graph, with its labels, is in view."""
+        if not self.graph.nodes:
+            self.getViewBox().setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            return
+        xs = [n.x for n in self.graph.nodes.values()]
+        ys = [n.y for n in self.graph.nodes.values()]
+
+        def span(low: float, high: float) -> tuple[float, float]:
+            extra = max(0.0, MIN_SPAN - (high - low)) / 2
+            return low - extra, high + extra
+
+        # Room for the labels under the lowest row and for the legend below them; above
+        # the top row, for the title of a module's frame.
+        x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
+        below, above = (1.5, 0.75) if self.graph.groups else (1.3, 0.4)
+        y_low, y_high = span(min(ys) - below, max(ys) + above)
+        # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it, in the units
+        # the first guess gives a pixel.
+        # (Not when the zoom leaves no room for labels: none is drawn, and measuring every
+        # label of a big graph on the GUI thread would be wasted.)
+        width_px = max(1.0, float(self.getViewBox().width()))
+        unit_px = width_px / (x_high - x_low)
+        if unit_px >= COMPACT_DX_PX:
+            nodes = self.graph.nodes
+            half = self._overlay.label_half_widths(nodes)
+            reach_left = max(half[k] / unit_px - (n.x - x_low) for k, n in nodes.items())
+            reach_right = max(n.x + half[k] / unit_px - x_high for k, n in nodes.items())
+            x_low -= max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0)
+            x_high += max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0)
+        self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
+
+    def _show_note(self, text: str) -> None:
+        plot = self.getPlotItem()
+        if text:
+            self._note.setText(text)
+            if self._note.scene() is None:
+                plot.addItem(self._note)
+            xs = [n.x for n in self.graph.nodes.values()] or [0.0]
+            ys = [n.y for n in self.graph.nodes.values()] or [0.0]
+            self._note.setPos(min(xs), min(ys) - 0.6)
+        elif self._note.scene() is not None:
+            plot.removeItem(self._note)
+
+    # ---- interaction ----------------------------------------------------------
+    def _on_click(self, _item, points, event) -> None:
+        if not len(points):
+            return
+        key = str(points[0].data())
+        if event is not None and event.double():
+            path = self.module_of(key)
+            if path is not None:
+                self.toggle_module(path)
+                return
+        self.node_clicked.emit(key)
+
+    def module_of(self, key: str) -> str | None:
+        """The module a node belongs to (its own path for a collapsed box), if any."""
+        if key.startswith("m:"):
+            return key[2:]
+        return next((p for p, members in self.graph.groups.items() if key in members), None)
+
+    def _tooltip(self, x: float, y: float, data: object) -> str:
+        key = str(data)
+        node = self.graph.nodes.get(key)
+        if self.trace is None or node is None:
+            return ""
+        if key.startswith("m:"):
+            return f"nn.Module {node.title}, collapsed: {node.detail}"
+        if key.startswith("u"):
+            return (
+                f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
+                "did not record it (no grad_fn, no backward through it)"
+            )
+        text = describe(self.trace, key)
+        path = self.module_of(key)
+        return text + (f"\ninside {path} (double-click to collapse)" if path else "")

@@ -1,0 +1,221 @@
+"""The inspector: everything about the selected tensor or node, with a picture of its values."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+
+from autograd_viz.core.graph.graph_model import format_value
+from autograd_viz.core.playback.player import show
+from autograd_viz.core.playback.run_view import RunView
+from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.ui._plot_theme import style_plot
+
+HEATMAP_COLOURS = pg.colormap.get("CET-D1")  # diverging: negative blue, positive red
+
+
+def _numeric(data: object) -> np.ndarray | None:
+    try:
+        array = np.asarray(data, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return array if array.size else None
+
+
+def _value_text(value: TensorValue | None) -> str:
+    if value is None:
+        return "None"
+    if value.data is not None and len(str(value.data)) <= 240:
+        return str(value.data)
+    summary = format_value(value)
+    if value.mean is not None:
+        summary += f"  mean {value.mean:.4g}  norm {value.norm:.4g}"
+    return summary
+
+
+class Inspector(QWidget):
+    """Shows one trace item: a tensor (value, grad, flags, line) or a node (edges, line).
+
+    Following a RunView, it shows the inspected item at the player's moment: a tensor's
+    value and `.grad` then, a node's gradients in and out in its latest run by then.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        self.key: str | None = None
+        self.view: RunView | None = None
+        self.details = QLabel(self)
+        self.details.setObjectName("inspectorDetails")
+        self.details.setWordWrap(True)
+        self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.plot = pg.PlotWidget(self, background="#ffffff")
+        self.plot.setMinimumHeight(140)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.invertY(True)  # row 0 of a matrix on top, as it prints
+        self.plot.setVisible(False)
+        self.close_button = QToolButton(self)
+        self.close_button.setText("×")
+        self.close_button.setToolTip("Hide the inspector")
+        self.close_button.setAutoRaise(True)
+        self.close_button.clicked.connect(self.hide)
+        top = QHBoxLayout()
+        top.addWidget(self.details, 1)
+        top.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+        layout.addStretch(0)
+        self.clear()
+
+    def set_dark(self, dark: bool) -> None:
+        """Follow the window's theme (the values plot's background and axes)."""
+        style_plot(self.plot, dark)
+
+    def follow(self, view: RunView) -> None:
+        """Show what `view` inspects, at the moment its player shows; hide on a new run."""
+        self.view = view
+        view.inspected_changed.connect(self._inspected)
+        view.frame_changed.connect(self._refresh)
+
+    def _inspected(self, key: str) -> None:
+        if not key or self.view is None or self.view.trace is None:
+            self.clear()
+            self.hide()
+            return
+        self.show_item(self.view.trace, key, self.view.line_of(key))
+
+    def _refresh(self) -> None:
+        view = self.view
+        if view is not None and self.key and view.trace is not None and self.isVisible():
+            self.show_item(view.trace, self.key, view.line_of(self.key))
+
+    def _now(self, trace: Trace) -> RunView | None:
+        """The view whose moment to show, when it shows this trace mid-replay."""
+        view = self.view
+        if view is None or view.trace is not trace or view.event_index() is None:
+            return None
+        return view
+
+    def _moment(self, view: RunView) -> str:
+        player = view.player
+        return f"at step {player.position + 1} of {len(player.steps)} ({player.mode})"
+
+    def clear(self) -> None:
+        """Nothing selected."""
+        self.key = None
+        self.details.setText("<i>Click a node in the graph to inspect it.</i>")
+        self.plot.setVisible(False)
+
+    def show_item(self, trace: Trace, key: str, line: int | None = None) -> None:
+        """Describe the tensor or node `key` of `trace` (and show the pane)."""
+        self.key = key
+        self.show()
+        if key.startswith("t"):
+            self._show_tensor(trace, key, line)
+        else:
+            self._show_node(trace, key, line)
+
+    def _rows(self, title: str, rows: list[tuple[str, str]]) -> str:
+        cells = "".join(
+            f"<tr><td style='color:#64748b;padding-right:8px'>{html.escape(k)}</td>"
+            f"<td>{html.escape(v)}</td></tr>"
+            for k, v in rows
+        )
+        return f"<b>{html.escape(title)}</b><table>{cells}</table>"
+
+    def _show_tensor(self, trace: Trace, key: str, line: int | None) -> None:
+        t = trace.tensor(key)
+        kind = ("leaf" if t.is_leaf else "non-leaf") + (
+            ", requires grad" if t.requires_grad else ", no grad"
+        )
+        rows = [
+            ("kind", kind),
+            ("shape", str(tuple(t.shape))),
+            ("dtype", t.dtype),
+            ("device", t.device),
+            ("requires_grad", str(t.requires_grad)),
+            ("is_leaf", str(t.is_leaf)),
+            ("retains_grad", str(t.retains_grad)),
+            ("grad_fn", trace.node(t.grad_fn).name if t.grad_fn else "None"),
+        ]
+        value, grad = t.value, t.grad
+        now = self._now(trace)
+        if now is not None:
+            (value, exists), (grad, _) = now.value_now(key), now.grad_now(key)
+            rows.append(("shown", self._moment(now)))
+            if not exists:
+                rows += [("value", "not computed yet at this step"), (".grad", "—")]
+        if now is None or exists:
+            rows += [("value", _value_text(value)), (".grad", _value_text(grad))]
+        if t.aliases:  # c = b.mul_(3): one tensor, several names
+            rows.insert(0, ("also named", ", ".join(t.aliases)))
+        if line:
+            rows.append(("created on", f"line {line}"))
+        self.details.setText(self._rows(t.name or "unnamed tensor", rows))
+        self._plot(
+            grad if grad is not None and grad.data is not None else value,
+            ".grad" if grad is not None and grad.data is not None else "value",
+        )
+
+    def _show_node(self, trace: Trace, key: str, line: int | None) -> None:
+        node = trace.node(key)
+        rows = [
+            (
+                "passes gradients to",
+                ", ".join(trace.node(n).name for n in node.next) or "nothing (a leaf's end)",
+            )
+        ]
+        if node.tensor and node.variable is None:
+            produced = next((t for t in trace.tensors if t.id == node.tensor), None)
+            rows.append(("produced", (produced.name or "a tensor") if produced else "a tensor"))
+        if node.variable:
+            leaf = next((t for t in trace.tensors if t.id == node.variable), None)
+            rows.append(("writes .grad of", (leaf.name or "a leaf") if leaf else "a leaf"))
+        runs = sum(1 for e in trace.events if e.get("kind") == "node" and e.get("node") == key)
+        rows.append(("ran in backward", f"{runs} time{'s' if runs != 1 else ''}"))
+        now = self._now(trace)
+        ran = now.node_grads_now(key) if now is not None else None
+        if now is not None:
+            rows.append(("shown", self._moment(now)))
+        if ran is None and now is None and runs:
+            ran = next(
+                e for e in reversed(trace.events) if e["kind"] == "node" and e.get("node") == key
+            )
+        if ran is not None:
+            rows.append(("received", ", ".join(show(g) for g in ran.get("grads_in", ())) or "—"))
+            rows.append(("sent on", ", ".join(show(g) for g in ran.get("grads_out", ())) or "—"))
+        elif now is not None:
+            rows.append(("gradients", "it has not run yet at this step"))
+        if line:
+            rows.append(("created on", f"line {line}"))
+        self.details.setText(self._rows(node.name, rows))
+        self.plot.setVisible(False)
+
+    def _plot(self, value: TensorValue | None, what: str) -> None:
+        """A heatmap for matrices, bars for vectors; nothing for scalars."""
+        self.plot.clear()
+        array = _numeric(value.data) if value is not None else None
+        if array is None or array.ndim == 0 or array.size < 2:
+            self.plot.setVisible(False)
+            return
+        self.plot.setVisible(True)
+        self.plot.setTitle(f"{what} {tuple(array.shape)}", size="9pt")
+        if array.ndim == 1:
+            self.plot.addItem(
+                pg.BarGraphItem(x=np.arange(array.size), height=array, width=0.8, brush="#a78bfa")
+            )
+            return
+        matrix = array.reshape(array.shape[0], -1)
+        image = pg.ImageItem(matrix.T)
+        limit = float(np.nanmax(np.abs(matrix))) or 1.0
+        image.setLookupTable(HEATMAP_COLOURS.getLookupTable(nPts=256))
+        image.setLevels((-limit, limit))
+        self.plot.addItem(image)

@@ -1,0 +1,262 @@
+"""The player bar: Forward / Backward, the transport buttons, a timeline and a caption."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
+from autograd_viz.core.playback.run_view import RunView
+
+STEP_MS = 700  # one step per this many milliseconds at 1× speed
+SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
+
+
+class PlayerBar(QWidget):
+    """Drives a Player; the canvas, the editor and the inspector follow the player (through
+    their RunView), not this bar."""
+
+    frame_changed = Signal()  # the player moved (or was replaced)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("playerBar")
+        self.player: Player | None = None
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._tick)
+        self._build()
+        self.set_player(None)
+
+    # ---- assembly --------------------------------------------------------------
+    def _button(self, icon: QStyle.StandardPixmap, tip: str, slot) -> QToolButton:
+        # The style's own media icons: a font may lack the ⏮ ⏸ ⏭ glyphs.
+        button = QToolButton(self)
+        button.setIcon(self.style().standardIcon(icon))
+        button.setToolTip(tip)
+        button.setAutoRaise(True)
+        button.clicked.connect(slot)
+        return button
+
+    def _build(self) -> None:
+        self.mode_buttons = QButtonGroup(self)
+        modes = QHBoxLayout()
+        modes.setSpacing(0)
+        for mode, text, tip in (
+            (FORWARD, "Forward", "Each op in execution order, with its value"),
+            (BACKWARD, "Backward", "The engine's real order, the gradient on each edge"),
+            (EVERYTHING, "Both", "Every recorded event, in order"),
+        ):
+            button = QToolButton(self)
+            button.setText(text)
+            button.setToolTip(tip)
+            button.setCheckable(True)
+            button.setProperty("mode", mode)
+            self.mode_buttons.addButton(button)
+            modes.addWidget(button)
+        self.mode_buttons.buttonClicked.connect(
+            lambda b: self.player and self.player.set_mode(b.property("mode"))
+        )
+        pixmap = QStyle.StandardPixmap
+        self.start_button = self._button(
+            pixmap.SP_MediaSkipBackward, "To the start (Home)", self.to_start
+        )
+        self.back_button = self._button(
+            pixmap.SP_MediaSeekBackward, "Step back (←)", self.step_back
+        )
+        self.play_button = self._button(
+            pixmap.SP_MediaPlay, "Play / pause (Space)", self.toggle_play
+        )
+        self.step_button = self._button(
+            pixmap.SP_MediaSeekForward, "Step forward (→)", self.step_forward
+        )
+        self.end_button = self._button(pixmap.SP_MediaSkipForward, "To the end (End)", self.to_end)
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.slider.setToolTip("Timeline: drag to any step")
+        self.slider.valueChanged.connect(self._slider_moved)
+        self.speed = QComboBox(self)
+        self.speed.addItems(list(SPEEDS))
+        self.speed.setCurrentText("1×")
+        self.speed.setToolTip("Playback speed")
+        self.speed.currentTextChanged.connect(self._update_interval)
+        self.position_label = QLabel(self)
+        self.position_label.setMinimumWidth(70)
+        self.caption = QLabel(self)
+        self.caption.setObjectName("playerCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.caption.setFont(mono)
+
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addLayout(modes)
+        row.addSpacing(8)
+        for widget in (
+            self.start_button,
+            self.back_button,
+            self.play_button,
+            self.step_button,
+            self.end_button,
+        ):
+            row.addWidget(widget)
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.position_label)
+        row.addWidget(self.speed)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 4)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.caption)
+        self._update_interval()
+
+    def install_shortcuts(self, area: QWidget) -> None:
+        """Space, ←, →, Home, End drive the player while focus is inside `area`."""
+        for key, slot in (
+            ("Space", self.toggle_play),
+            ("Left", self.step_back),
+            ("Right", self.step_forward),
+            ("Home", self.to_start),
+            ("End", self.to_end),
+        ):
+            shortcut = QShortcut(QKeySequence(key), area)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+
+    # ---- the player ------------------------------------------------------------
+    def follow(self, view: RunView) -> None:
+        """Drive the player of whatever run `view` shows."""
+        view.run_changed.connect(lambda run: self.set_player(run.player if run else None))
+
+    def set_player(self, player: Player | None) -> None:
+        """Follow a new player (None: nothing to play)."""
+        self.pause()
+        if self.player is not None:
+            self.player.position_changed.disconnect(self._on_position)
+            self.player.mode_changed.disconnect(self._on_mode)
+        self.player = player
+        for widget in (
+            self.start_button,
+            self.back_button,
+            self.play_button,
+            self.step_button,
+            self.end_button,
+            self.slider,
+            self.speed,
+        ):
+            widget.setEnabled(player is not None)
+        for button in self.mode_buttons.buttons():
+            button.setEnabled(player is not None)
+        if player is None:
+            self.caption.setText(
+                "Run your code, then step through its forward and backward passes here."
+            )
+            self.position_label.setText("")
+            return
+        player.position_changed.connect(self._on_position)
+        player.mode_changed.connect(self._on_mode)
+        self._on_mode(player.mode)
+        text = "The graph as it stands at the end of the run."
+        lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
+        if lines:
+            where = ", ".join(f"line {n}" for n in lines)
+            text += (
+                f" Dashed nodes: their saved tensors were freed by backward() on {where};"
+                " a second backward through them needs retain_graph=True."
+            )
+        self.caption.setText(text + " Press ▶ (Space) to replay it step by step.")
+
+    def _on_mode(self, mode: str) -> None:
+        for button in self.mode_buttons.buttons():
+            button.setChecked(button.property("mode") == mode)
+        self._sync()
+
+    def _on_position(self, _position: int) -> None:
+        self._sync()
+        step = self.player.current if self.player else None
+        if step is None:
+            self.caption.setText(
+                f"Start of the {self.player.mode} view: "
+                f"{len(self.player.steps)} steps. Press ▶ or →."
+            )
+        else:
+            self.caption.setText(step.caption)
+        self.frame_changed.emit()
+
+    def _sync(self) -> None:
+        player = self.player
+        if player is None:
+            return
+        self.slider.blockSignals(True)
+        self.slider.setRange(-1, max(-1, len(player.steps) - 1))
+        self.slider.setValue(player.position)
+        self.slider.blockSignals(False)
+        self.position_label.setText(f"{player.position + 1} / {len(player.steps)}")
+
+    # ---- transport -------------------------------------------------------------
+    def step_forward(self) -> None:
+        """One step on."""
+        if self.player is not None:
+            self.player.step_forward()
+
+    def step_back(self) -> None:
+        """One step back."""
+        self.pause()
+        if self.player is not None:
+            self.player.step_back()
+
+    def to_start(self) -> None:
+        """Back to the start."""
+        self.pause()
+        if self.player is not None:
+            self.player.to_start()
+
+    def to_end(self) -> None:
+        """Jump to the last step."""
+        self.pause()
+        if self.player is not None:
+            self.player.to_end()
+
+    @property
+    def playing(self) -> bool:
+        """Whether playback is running."""
+        return self._timer.isActive()
+
+    def toggle_play(self) -> None:
+        """Play from here (from the start when at the end), or pause."""
+        if self.playing:
+            self.pause()
+            return
+        if self.player is None or not self.player.steps:
+            return
+        if self.player.at_end():
+            self.player.to_start()
+        self._timer.start()
+        self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPause))
+
+    def pause(self) -> None:
+        """Stop playback where it is."""
+        self._timer.stop()
+        self.play_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
+
+    def _tick(self) -> None:
+        if self.player is None or not self.player.step_forward():
+            self.pause()
+
+    def _slider_moved(self, value: int) -> None:
+        if self.player is not None:
+            self.player.seek(value)
+
+    def _update_interval(self, *_args) -> None:
+        self._timer.setInterval(int(STEP_MS / SPEEDS.get(self.speed.currentText(), 1.0)))

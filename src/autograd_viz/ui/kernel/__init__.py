@@ -1,0 +1,1 @@
+"""The kernel in the window: its status, connecting to a remote kernel, the device picker."""

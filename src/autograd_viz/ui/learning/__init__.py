@@ -1,0 +1,1 @@
+"""The lab, lessons, quiz and exercises panes."""
