@@ -12,7 +12,7 @@ FILE ?=
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-EXAMPLE := src/autograd_viz/resources/examples/first_graph.py
+EXAMPLE := resources/examples/first_graph.py
 
 .PHONY: run test lint screenshot bench clean
 
@@ -23,7 +23,7 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests resources setup.py
 	$(BIN)/lint-imports
 
 screenshot: $(STAMP)
@@ -38,7 +38,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_startup
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_devices
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH)"

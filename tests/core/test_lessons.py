@@ -1,18 +1,17 @@
-"""The lessons: they load from package data, every example runs with plain torch, and every
-number a lesson states is the number torch computes."""
+"""The lessons: they load from the shipped resources, every example runs with plain torch,
+and every number a lesson states is the number torch computes."""
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import io
 import warnings
-from importlib import resources
 from pathlib import Path
 
 import pytest
 import torch
 
+from autograd_viz import resources
 from autograd_viz.core.learning.lessons import (
     LessonFormatError,
     Section,
@@ -82,16 +81,14 @@ def test_sections_point_to_the_tabs_that_do_the_work() -> None:
     }
 
 
-def test_lessons_are_package_data() -> None:
-    folder = resources.files("autograd_viz.resources").joinpath("lessons")
-    names = sorted(f.name for f in folder.iterdir() if f.name.endswith(".md"))
+def test_lessons_are_the_shipped_resources() -> None:
+    names = [f.name for f in resources.lessons()]
     assert names == ["01_tensors_and_autograd.md", "02_autograd_lab.md"]
-    # pyproject.toml ships resources/**/* with the package: the lesson files match it.
-    package = Path(str(resources.files("autograd_viz")))
-    shipped = {Path(p).name for p in glob.glob(str(package / "resources/**/*"), recursive=True)}
-    assert set(names) <= shipped
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    assert '"resources/**/*"' in pyproject.read_text(encoding="utf-8")
+    # From the source tree they are read from the top-level resources/lessons; the wheel
+    # ships the same files inside the package (tests/test_packaging.py).
+    in_the_tree = Path(__file__).resolve().parents[2] / "resources" / "lessons"
+    assert in_the_tree == resources.LESSONS
+    assert [lesson.id for lesson in load_lessons()] == ["lesson1", "lesson2"]
 
 
 def test_examples_unpack_as_title_and_code() -> None:

@@ -10,7 +10,8 @@ from autograd_viz.core.capture._registry import grad_fn_of
 from autograd_viz.core.trace.values import event_value
 
 if TYPE_CHECKING:
-    from autograd_viz.core.capture._tracer import Tracer
+    from autograd_viz.core.capture._hooks import NodeHooks
+    from autograd_viz.core.capture._recording import Recording
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -25,16 +26,25 @@ class BackwardRecorder:
     """Wraps one `.backward()` / `torch.autograd.backward()` / `torch.autograd.grad()` call.
 
     Every node the tracer has given an id carries a hook (`Node.register_hook`) and, for
-    AccumulateGrad, a pre-hook (`Node.register_prehook`), installed when the node was first
-    seen (see `Tracer._hook_node`). While this recorder runs, the engine calls them in its
+    AccumulateGrad, a pre-hook (`Node.register_prehook`), installed when the node was given
+    its id (see `NodeHooks`). While this recorder runs, the engine calls them in its
     real order with the real gradients: each becomes a node event, and AccumulateGrad
     nodes an accumulate event with the leaf's `.grad` before and after.
     """
 
-    def __init__(self, tracer: Tracer, func: Any, call: str, args: tuple, kwargs: dict) -> None:
-        self.tracer, self.func, self.call = tracer, func, call
+    def __init__(
+        self,
+        recording: Recording,
+        hooks: NodeHooks,
+        func: Any,
+        call: str,
+        args: tuple,
+        kwargs: dict,
+    ) -> None:
+        self.recording, self.hooks = recording, hooks
+        self.func, self.call = func, call
         self.args, self.kwargs = args, kwargs
-        self.line = tracer.user_line()
+        self.line = recording.user_line()
         self._before: dict[str, Any] = {}
 
     def _options(self) -> tuple[list[torch.Tensor], bool, bool]:
@@ -57,29 +67,29 @@ class BackwardRecorder:
 
     def run(self) -> Any:
         """Record the backward event, run the real call with recording on, then finish."""
-        tracer = self.tracer
-        with tracer.own_reads():
+        recording = self.recording
+        with recording.own_reads():
             roots, retain, create = self._options()
             tensors = [r for r in roots if isinstance(r, torch.Tensor)]
             event = {
                 "kind": "backward",
                 "line": self.line,
                 "call": self.call,
-                "roots": [tracer.tid(r) for r in tensors],
+                "roots": [recording.tid(r) for r in tensors],
                 # Giving the roots ids registers (and hooks) any node not seen yet.
-                "root_nodes": [tracer.registry.node_id(grad_fn_of(r)) for r in tensors],
+                "root_nodes": [recording.registry.node_id(grad_fn_of(r)) for r in tensors],
                 "retain_graph": retain,
                 "create_graph": create,
                 "graph_freed": not retain,
                 "depth": 0,
             }
-            thread = tracer.passes.thread_name()
+            thread = recording.passes.thread_name()
             if thread is not None:
                 event["thread"] = thread
-            tracer.hooks.last_in_line()
+            self.hooks.last_in_line()
             retained = self._retained_before()
-        event["depth"] = depth = tracer.passes.started(self)
-        tracer.emit(event)
+        event["depth"] = depth = recording.passes.started(self)
+        recording.emit(event)
         ok = False
         try:
             result = self.func(*self.args, **self.kwargs)
@@ -88,26 +98,26 @@ class BackwardRecorder:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
         finally:
-            tracer.passes.ended()
-            tracer.emit({"kind": "backward_end", "line": self.line, "depth": depth, "ok": ok})
+            recording.passes.ended()
+            recording.emit({"kind": "backward_end", "line": self.line, "depth": depth, "ok": ok})
         self._retained_after(retained)
         return result
 
     def _retained_before(self) -> list[tuple[str, torch.Tensor, Any]]:
         """Non-leaf tensors that asked for retain_grad(), with their .grad now."""
-        alive = [(tid, ref()) for tid, ref in list(self.tracer.retained.items())]
+        alive = [(tid, ref()) for tid, ref in list(self.recording.retained.items())]
         return [
             (tid, t, event_value(t.grad)) for tid, t in alive if t is not None and t.retains_grad
         ]
 
     def _retained_after(self, retained: list[tuple[str, torch.Tensor, Any]]) -> None:
         """A `retained_grad` event for each retained .grad this pass changed."""
-        tracer = self.tracer
-        with tracer.own_reads():
+        recording = self.recording
+        with recording.own_reads():
             for tid, t, before in retained:
                 after = event_value(t.grad)  # compared now, so taken now (not deferred)
                 if after != before:
-                    tracer.emit(
+                    recording.emit(
                         {
                             "kind": "retained_grad",
                             "line": self.line,
@@ -120,7 +130,7 @@ class BackwardRecorder:
     def leaf_before(self, nid: str, leaf: torch.Tensor | None) -> None:
         """AccumulateGrad is about to run: remember the leaf's .grad as it is now."""
         if leaf is not None:
-            self._before[nid] = self.tracer.recall(leaf.grad)
+            self._before[nid] = self.recording.recall(leaf.grad)
 
     def node_ran(
         self,
@@ -131,12 +141,12 @@ class BackwardRecorder:
         grad_outputs: tuple,
     ) -> None:
         """The engine ran a node: its gradients in and out (and, for a leaf, the .grad)."""
-        tracer = self.tracer
+        recording = self.recording
         # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it, one
         # per next_functions entry. A gradient leaving one node usually enters the next
         # unchanged: recall shares its snapshot (unless the engine summed into it).
-        recall = tracer.recall
-        tracer.emit(
+        recall = recording.recall
+        recording.emit(
             {
                 "kind": "node",
                 "line": self.line,
@@ -147,9 +157,9 @@ class BackwardRecorder:
             }
         )
         if leaf is not None:
-            leaf_id = tracer.tid(leaf)
-            tracer.own_grad(leaf.grad, leaf_id)
-            tracer.emit(
+            leaf_id = recording.tid(leaf)
+            recording.own_grad(leaf.grad, leaf_id)
+            recording.emit(
                 {
                     "kind": "accumulate",
                     "line": self.line,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from autograd_viz.core.capture._guards import unseen
 from autograd_viz.core.capture._registry import grad_fn_of
 
 if TYPE_CHECKING:
-    from autograd_viz.core.capture._tracer import Tracer
+    from autograd_viz.core.capture._recording import Recording
 
 _TORCH = os.path.dirname(torch.__file__)
 _EVAL_FRAME = os.path.join(_TORCH, "_dynamo", "eval_frame.py")
@@ -158,8 +159,9 @@ class CompiledCalls:
     """The tracer's view of compiled code: which ops belong to a compiled call, and the
     one op event each call becomes when it has returned."""
 
-    def __init__(self, tracer: Tracer) -> None:
-        self.tracer = tracer
+    def __init__(self, recording: Recording, module_stack: Callable[[], list[str]]) -> None:
+        self.recording = recording
+        self._module_stack = module_stack  # the modules an op runs in now
         self.running: CompiledCall | None = None  # the compiled call in progress
         self._profile: Any = None  # the thread's profile function while we watch a call
         self._watching = False
@@ -170,7 +172,7 @@ class CompiledCalls:
         no call is on the stack and a backward pass runs it)."""
         compiled = False
         wrapper = None  # torch.compile's frame, when the code it compiled is torch's own
-        filename = self.tracer.filename
+        filename = self.recording.filename
         while frame is not None:
             code_file = frame.f_code.co_filename
             if code_file == filename:
@@ -183,7 +185,7 @@ class CompiledCalls:
             wrapper = wrapper or compiled_call(frame)
             if wrapper is not None:
                 return wrapper
-            if self.tracer.passes.current() is not None:
+            if self.recording.passes.current() is not None:
                 return NOT_RECORDED
         return frame.f_lineno if frame is not None else None
 
@@ -199,15 +201,15 @@ class CompiledCalls:
         call = self.running
         if call is None or call.wrapper is not wrapper:
             self.end()
-            tracer = self.tracer
+            filename = self.recording.filename
             caller = wrapper.f_back
-            while caller is not None and caller.f_code.co_filename != tracer.filename:
+            while caller is not None and caller.f_code.co_filename != filename:
                 caller = caller.f_back
             call = self.running = CompiledCall(
                 wrapper=wrapper,
                 name=compiled_name(wrapper),
                 line=caller.f_lineno if caller is not None else None,
-                modules=tracer.context.module_stack(),
+                modules=self._module_stack(),
                 grad_enabled=torch.is_grad_enabled(),
                 inputs=call_tensors(wrapper),
             )
@@ -258,12 +260,12 @@ class CompiledCalls:
         if self._watching:  # it ended another way (an exception, the run's end)
             sys.setprofile(self._profile)
             self._watching = False
-        tracer = self.tracer
+        recording = self.recording
         with unseen():
             # Nothing when its return went unseen (another profile function replaced ours).
             outputs = call.returned or []
-            tid, node_id = tracer.tid, tracer.registry.node_id
-            tracer.emit(
+            tid, node_id = recording.tid, recording.registry.node_id
+            recording.emit(
                 {
                     "kind": "op",
                     "line": call.line,
@@ -274,7 +276,7 @@ class CompiledCalls:
                     "grad_enabled": call.grad_enabled,
                     "inplace": False,
                     "modules": call.modules,
-                    "values": [tracer.value(t) for t in outputs],
+                    "values": [recording.value(t) for t in outputs],
                     "compiled": {
                         "ops": call.ops,
                         "nodes": call.nodes,

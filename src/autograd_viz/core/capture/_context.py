@@ -11,15 +11,15 @@ from torch.optim import optimizer as optim_module
 _is_compiling = torch.compiler.is_compiling
 
 if TYPE_CHECKING:
-    from autograd_viz.core.capture._tracer import Tracer
+    from autograd_viz.core.capture._recording import Recording, Unrecorded
 
 
 class ModuleAndOptimizerHooks:
     """Global module forward hooks keep a stack of module paths (`model.0`); global
     optimizer step hooks turn each `step()` into parameter-update events."""
 
-    def __init__(self, tracer: Tracer, namespace: dict[str, Any]) -> None:
-        self.tracer = tracer
+    def __init__(self, recording: Recording, namespace: dict[str, Any]) -> None:
+        self.recording = recording
         self.namespace = namespace
         self._stack: list[str] = []
         self._shared: list[str] | None = None  # the list events of the current stack share
@@ -31,6 +31,9 @@ class ModuleAndOptimizerHooks:
         # One entry per step() running now: how many record_function blocks inside it are
         # open. torch wraps each step (hooks included) in one; see `step_record`.
         self._steps: list[int] = []
+        # One per step() running now: what keeps the optimizer's own arithmetic out of the
+        # record, entered before the step and left after it.
+        self._unrecorded: list[Unrecorded] = []
 
     def install(self) -> None:
         """Register the global hooks (removed again by `remove`)."""
@@ -86,7 +89,7 @@ class ModuleAndOptimizerHooks:
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         if _is_compiling():
             return None
-        tracer = self.tracer
+        recording = self.recording
         # torch passes the step's own arguments: (optimizer, closure?) and kwargs.
         closure = kwargs.get("closure", args[1] if len(args) > 1 else None)
         # Hooks run in user context, where every tensor attribute read would go through
@@ -97,25 +100,27 @@ class ModuleAndOptimizerHooks:
         with torch._C.DisableTorchFunction():
             self._step_before.append(
                 [
-                    (p, p.grad is not None, p._version, tracer.recall(p))
+                    (p, p.grad is not None, p._version, recording.recall(p))
                     for group in optimizer.param_groups
                     for p in group["params"]
                     if p.grad is not None or closure is not None
                 ]
             )
-        tracer.quiet += 1  # the optimizer's own arithmetic is not the user's forward pass
-        tracer.snapshots.changed()  # and the tracer does not see what step() writes
+        unrecorded = recording.unrecorded()  # the optimizer's arithmetic is not the user's
+        unrecorded.__enter__()  # left in _step_ended
+        recording.snapshots.changed()  # and the tracer does not see what step() writes
+        self._unrecorded.append(unrecorded)
         self._steps.append(0)
         if not callable(closure):
             return None
 
         def recorded_closure() -> Any:
             # The forward and backward inside step(closure) are the user's: record them.
-            tracer.quiet -= 1
+            unrecorded.__exit__(None, None, None)
             try:
                 return closure()
             finally:
-                tracer.quiet += 1
+                unrecorded.__enter__()
 
         if "closure" in kwargs:
             return args, {**kwargs, "closure": recorded_closure}
@@ -124,22 +129,22 @@ class ModuleAndOptimizerHooks:
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if _is_compiling():
             return
-        tracer = self.tracer
+        recording = self.recording
         try:
             with torch._C.DisableTorchFunction():
-                line = tracer.user_line()
+                line = recording.user_line()
                 noted = self._step_before[-1] if self._step_before else []
                 for p, had_grad, version, before in noted:
                     if not had_grad and p._version == version:
                         continue  # no grad and untouched: the closure gave it none
-                    tracer.emit(
+                    recording.emit(
                         {
                             "kind": "param_update",
                             "line": line,
-                            "tensor": tracer.tid(p),
+                            "tensor": recording.tid(p),
                             "how": f"{type(optimizer).__name__}.step()",
                             "before": before,
-                            "after": tracer.recall(p),
+                            "after": recording.recall(p),
                         }
                     )
         finally:
@@ -150,7 +155,8 @@ class ModuleAndOptimizerHooks:
             self._step_before.pop()
         if self._steps:
             self._steps.pop()
-        self.tracer.quiet = max(0, self.tracer.quiet - 1)
+        if self._unrecorded:
+            self._unrecorded.pop().__exit__(None, None, None)
 
     def step_record(self, entering: bool) -> None:
         """A record_function block opened or closed while a step() was running unrecorded.

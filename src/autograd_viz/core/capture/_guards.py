@@ -8,7 +8,7 @@ be traced into their graphs. Our reads go below all of them.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
@@ -49,28 +49,3 @@ class _Unseen:
     def __exit__(self, *exc: Any) -> None:
         for guard in self._guards:
             guard.__exit__(*exc)
-
-
-class _Quiet(Protocol):
-    quiet: int
-
-
-class OwnReads:
-    """A block where the recorder reads tensors for itself: nothing in it is recorded
-    (the tracer's `quiet`), and nothing of the user's sees it (`unseen`)."""
-
-    __slots__ = ("_guard", "_tracer")
-
-    def __init__(self, tracer: _Quiet) -> None:
-        self._tracer = tracer
-
-    def __enter__(self) -> None:
-        self._tracer.quiet += 1
-        self._guard = unseen()
-        self._guard.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        try:
-            self._guard.__exit__(*exc)
-        finally:
-            self._tracer.quiet -= 1

@@ -11,7 +11,9 @@ import torch
 from autograd_viz.core.capture._guards import unseen
 
 if TYPE_CHECKING:
-    from autograd_viz.core.capture._tracer import Tracer
+    from torch.overrides import TorchFunctionMode
+
+    from autograd_viz.core.capture._recording import Recording
 
 _Python_backward = torch.autograd.function.BackwardCFunction  # a custom Function's node
 _push_mode = torch.overrides._push_mode
@@ -27,8 +29,9 @@ class NodeHooks:
     They record only while a backward call is running; `remove` takes them all off.
     """
 
-    def __init__(self, tracer: Tracer) -> None:
-        self.tracer = tracer
+    def __init__(self, recording: Recording, mode: TorchFunctionMode) -> None:
+        self.recording = recording
+        self.mode = mode  # the tracer's: a custom Function's backward runs with it on
         self._handles: list[Any] = []
         self._post: list[Any] = []  # our Node post hooks, kept last in line
 
@@ -62,7 +65,7 @@ class NodeHooks:
         self._post.clear()
 
     def _leaf_prehook(self, nid: str, leaf: Any):
-        passes = self.tracer.passes
+        passes = self.recording.passes
 
         def pre(grad_outputs: tuple) -> None:
             backward = passes.current()
@@ -81,17 +84,17 @@ class NodeHooks:
         checkpoint's backward inside it) would go unrecorded. The engine restores the
         thread's modes after each node; the post hook leaves it earlier when it can.
         """
-        tracer = self.tracer
+        recording, mode = self.recording, self.mode
 
         def pre(grad_outputs: tuple) -> None:
-            if not tracer.ended and tracer.passes.current() is not None:
-                _push_mode(tracer.mode)
+            if not recording.ended and recording.passes.current() is not None:
+                _push_mode(mode)
                 entered.append(True)
 
         return pre
 
     def _post_hook(self, nid: str, name: str, leaf: Any, entered: list[bool] | None):
-        passes = self.tracer.passes
+        passes = self.recording.passes
 
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
             if entered:

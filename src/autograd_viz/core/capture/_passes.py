@@ -5,10 +5,17 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from autograd_viz.core.capture._backward import BackwardRecorder
+
+class BackwardPass(Protocol):
+    """What the node hooks tell a running backward call (a `_backward.BackwardRecorder`)."""
+
+    def leaf_before(self, nid: str, leaf: Any) -> None: ...
+
+    def node_ran(
+        self, nid: str, name: str, leaf: Any, grad_inputs: tuple, grad_outputs: tuple
+    ) -> None: ...
 
 
 class RunningPasses:
@@ -17,10 +24,10 @@ class RunningPasses:
     `autograd.grad` inside a custom Function's backward)."""
 
     def __init__(self) -> None:
-        self.running: dict[int, list[BackwardRecorder]] = {}  # empty when none runs
+        self.running: dict[int, list[BackwardPass]] = {}  # empty when none runs
         self._main = threading.get_ident()
 
-    def current(self) -> BackwardRecorder | None:
+    def current(self) -> BackwardPass | None:
         """The backward call this thread is running, innermost first; on a thread the
         engine runs a device's nodes on, the call that started last."""
         stack = self.running.get(threading.get_ident())
@@ -31,7 +38,7 @@ class RunningPasses:
                 return stack[-1]
         return None
 
-    def started(self, recorder: BackwardRecorder) -> int:
+    def started(self, recorder: BackwardPass) -> int:
         """A backward call begins on this thread; its depth (0 unless inside another)."""
         stack = self.running.setdefault(threading.get_ident(), [])
         stack.append(recorder)

@@ -78,11 +78,6 @@ class Registry:
         self._tensor_ids[key] = (ref, tid)
         return tid
 
-    def known_tensor_id(self, t: torch.Tensor) -> str | None:
-        """The id of `t` if it has one, without assigning."""
-        entry = self._tensor_ids.get(id(t))
-        return entry[1] if entry is not None and entry[0]() is t else None
-
     def live_tensors(self) -> list[tuple[str, torch.Tensor]]:
         """The (id, tensor) pairs still alive, in id order."""
         alive = [(tid, ref()) for ref, tid in list(self._tensor_ids.values())]

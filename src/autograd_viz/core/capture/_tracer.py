@@ -3,7 +3,6 @@ history breaks, tied to the user's source lines."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import sys
 import warnings
@@ -25,12 +24,12 @@ from autograd_viz.core.capture._calls import (
 )
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
-from autograd_viz.core.capture._guards import OwnReads, plain, unseen
+from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks
-from autograd_viz.core.capture._passes import RunningPasses, ThreadRecording
+from autograd_viz.core.capture._passes import ThreadRecording
+from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
 from autograd_viz.core.trace import json_number
-from autograd_viz.core.trace.values import Snapshots
 
 DEFAULT_MAX_EVENTS = 50_000
 # Recording allocates many small, long-lived objects; at Python's default thresholds the
@@ -52,17 +51,18 @@ _RECORD_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 class _Mode(TorchFunctionMode):
     def __init__(self, tracer: Tracer) -> None:
         super().__init__()
-        self.tracer = tracer
+        self.recording = tracer.recording
+        self.dispatch = tracer.dispatch
+        self.step_record = tracer.context.step_record
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if _is_compiling():  # dynamo is tracing this very code: it must add nothing
             return func(*args, **kwargs) if kwargs else func(*args)
-        tracer = self.tracer
-        if tracer.quiet:  # checked here: inside optimizer.step() this runs for every read
+        if self.recording.quiet:  # checked here: inside optimizer.step() this runs per read
             if func is _RECORD_ENTER or func is _RECORD_EXIT:
-                tracer.context.step_record(entering=func is _RECORD_ENTER)
+                self.step_record(entering=func is _RECORD_ENTER)
             return func(*args, **kwargs) if kwargs else func(*args)
-        return tracer.dispatch(func, args, kwargs or {})
+        return self.dispatch(func, args, kwargs or {})
 
 
 class Tracer:
@@ -76,31 +76,24 @@ class Tracer:
         namespace: dict[str, Any],
         max_events: int = DEFAULT_MAX_EVENTS,
     ) -> None:
-        self.events = events
-        self.filename = filename
-        self.registry = registry
-        self.max_events = max_events
-        self.events_capped = False
-        self.quiet = 0  # > 0 while torch ops must run unrecorded (our snapshots, optimizer steps)
-        self.context = ModuleAndOptimizerHooks(self, namespace)
-        self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
+        # What the parts below share, and all they know of the tracer.
+        self.recording = recording = Recording(events, filename, registry, max_events)
+        self.context = ModuleAndOptimizerHooks(recording, namespace)
         self.mode = _Mode(self)
-        self._warning_registry: dict[Any, Any] = {}  # "default" warnings: once per line
-        self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
-        self.snapshots = Snapshots()
-        self.value = self.snapshots.take  # an event's snapshot of a tensor
-        self.recall = self.snapshots.recall  # the same, shared while the tensor is unchanged
-        self.ended = False  # the run is over: a thread still running records no more
-        self.passes = RunningPasses()  # the backward calls running now
-        self.hooks = NodeHooks(self)
-        self.compiled = CompiledCalls(self)
-        self._threads = ThreadRecording(self.mode, lambda: self.ended)
+        self.hooks = NodeHooks(recording, self.mode)
+        self.compiled = CompiledCalls(recording, self.context.module_stack)
+        self._threads = ThreadRecording(self.mode, lambda: recording.ended)
+
+    @property
+    def events_capped(self) -> bool:
+        """Whether the run produced more events than `max_events` (the rest were dropped)."""
+        return self.recording.events_capped
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
         self._gc_threshold = gc.get_threshold()
         gc.set_threshold(*TRACING_GC_THRESHOLD)
-        self.registry.on_new_node = self.hooks.hook
+        self.recording.registry.on_new_node = self.hooks.hook
         self.context.install()
         self.mode.__enter__()
         self._threads.install()  # threads the script starts record too
@@ -112,58 +105,18 @@ class Tracer:
             self.mode.__exit__(*exc)
             self.compiled.end()
         finally:
-            self.ended = True
-            self.quiet = 1 << 30  # a thread still running records no more
+            self.recording.end()  # a thread still running records no more
             self.context.remove()
-            self.registry.on_new_node = None
+            self.recording.registry.on_new_node = None
             self.hooks.remove()
-            self.snapshots.finish()
+            self.recording.snapshots.finish()
             gc.set_threshold(*self._gc_threshold)
-
-    # ---- recording helpers ----------------------------------------------------------
-    def own_reads(self) -> OwnReads:
-        """A block where the recorder reads tensors for itself: nothing in it is
-        recorded, and no subclass or mode of the user's sees it."""
-        return OwnReads(self)
-
-    def user_line(self) -> int | None:
-        """The line of the user's code that is running now (the innermost one)."""
-        frame = sys._getframe(2)  # usually the user's frame: dispatch ← __torch_function__
-        while frame is not None:
-            if frame.f_code.co_filename == self.filename:
-                return frame.f_lineno
-            frame = frame.f_back
-        return None
-
-    def emit(self, event: dict[str, Any]) -> None:
-        """Append an event unless the event cap is reached."""
-        if len(self.events) >= self.max_events:
-            self.events_capped = True
-            return
-        self.events.append(event)
-
-    def tid(self, t: torch.Tensor) -> str:
-        """The trace id of a tensor."""
-        return self.registry.tensor_id(t)
-
-    def own_grad(self, grad: torch.Tensor | None, leaf_id: str) -> None:
-        """Remember that `grad` is the .grad of a leaf, to spot `.grad.zero_()` later."""
-        if isinstance(grad, torch.Tensor):
-            entry = self._grad_owner.get(id(grad))
-            if entry is not None and entry[1] == leaf_id and entry[0]() is grad:
-                return  # known already (read on every `.grad` access)
-            with contextlib.suppress(TypeError):
-                self._grad_owner[id(grad)] = (weakref.ref(grad), leaf_id)
-
-    def grad_owner(self, t: Any) -> str | None:
-        """The leaf whose .grad `t` is, if we know it."""
-        entry = self._grad_owner.get(id(t))
-        return entry[1] if entry is not None and entry[0]() is t else None
 
     # ---- the dispatch ---------------------------------------------------------------
     def dispatch(self, func: Any, args: tuple, kwargs: dict) -> Any:
         """Run one torch call for real and record what it means."""
-        if self.quiet:
+        rec = self.recording
+        if rec.quiet:
             return func(*args, **kwargs)
         if self.compiled.running is not None:
             self.compiled.returned(sys._getframe(1))
@@ -172,9 +125,9 @@ class Tracer:
             return self._attribute(func, name, args, kwargs)
         call = BACKWARD_CALLS.get(func)
         if call is not None:
-            return BackwardRecorder(self, func, call, args, kwargs).run()
+            return BackwardRecorder(rec, self.hooks, func, call, args, kwargs).run()
         if name in ESCAPES:
-            self.snapshots.escaped()
+            rec.snapshots.escaped()
         if name in HISTORY_BREAKS:
             result = self._call_warning_at_user_line(func, args, kwargs)
             self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
@@ -182,13 +135,13 @@ class Tracer:
         if name in ("zero_", "_foreach_zero_"):
             return self._zeroing(func, name, args, kwargs)
         if name == "retain_grad" and args and isinstance(args[0], torch.Tensor):
-            self.retained[self.tid(args[0])] = weakref.ref(args[0])
+            rec.retained[rec.tid(args[0])] = weakref.ref(args[0])
         if name in SKIP:
             return func(*args, **kwargs)
         result = func(*args, **kwargs)
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
-            self.snapshots.changed()
+            rec.snapshots.changed()
         if (type(result) in _PLAIN_TYPES and not _dispatch_modes()) or (
             plain(result) and (not inplace or plain(args[0] if args else None))
         ):
@@ -204,10 +157,10 @@ class Tracer:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = func(*args, **kwargs)
-        line = self.user_line()
+        line = self.recording.user_line()
         for w in caught:
             warnings.warn_explicit(
-                w.message, w.category, self.filename, line or 0, module="__main__"
+                w.message, w.category, self.recording.filename, line or 0, module="__main__"
             )
         return result
 
@@ -224,10 +177,11 @@ class Tracer:
             if not outputs:
                 self.compiled.asked(sys._getframe(3))  # inductor's runtime, maybe
                 return
-        if self.events_capped:
+        rec = self.recording
+        if rec.events_capped:
             return
         line = self.compiled.locate(sys._getframe(3))  # _op ← dispatch ← __torch_function__
-        registry = self.registry
+        registry = rec.registry
         node_id = registry.node_id
         if line is not None and not isinstance(line, int):  # compiled code's own op
             made = [node_id(grad_fn_of(t)) for t in outputs]  # hooked now: its backward
@@ -235,7 +189,7 @@ class Tracer:
                 used = tensors_in(args) + tensors_in(kwargs.values())
                 self.compiled.note(line, outputs, made, used)
             return
-        if line is None and not self.passes.on_main_thread():
+        if line is None and not rec.passes.on_main_thread():
             return  # a thread of torch's own (a compile worker), not the script's code
         tid = registry.tensor_id
         try:
@@ -261,9 +215,9 @@ class Tracer:
                         constants.append(repr(w))
         if kwargs:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
-        if registry.tensor_count != seen_before and self.snapshots.sharing:
+        if registry.tensor_count != seen_before and rec.snapshots.sharing:
             self._foreign_inputs(args)
-        value = self.value
+        value = rec.value
         event = {
             "kind": "op",
             "line": line,
@@ -278,7 +232,7 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
-        if self.passes.running and self.passes.current() is not None:
+        if rec.passes.running and rec.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):
@@ -286,10 +240,10 @@ class Tracer:
                 info = nodes[nid]
                 if info.tensor is None and t.output_nr == 0:
                     info.tensor = tid(t)
-        if len(self.events) < self.max_events:
-            self.events.append(event)
+        if len(rec.events) < rec.max_events:
+            rec.events.append(event)
         else:
-            self.events_capped = True
+            rec.events_capped = True
 
     def _foreign_inputs(self, args: tuple) -> None:
         """A tensor seen for the first time as an input may hold memory torch did not
@@ -301,51 +255,53 @@ class Tracer:
             except Exception:  # a tensor without a storage of its own (a wrapper, meta)
                 continue
             if foreign:
-                self.snapshots.escaped()
+                self.recording.snapshots.escaped()
                 return
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
         if not isinstance(t, torch.Tensor):
             return
-        with self.own_reads():
+        rec = self.recording
+        with rec.own_reads():
             if not t.requires_grad:
                 return  # nothing to cut: no autograd history runs through this tensor
             event: dict[str, Any] = {
                 "kind": "history_break",
-                "line": self.user_line(),
+                "line": rec.user_line(),
                 "how": how,
-                "tensor": self.tid(t),
-                "grad_fn": self.registry.node_id(grad_fn_of(t)),
+                "tensor": rec.tid(t),
+                "grad_fn": rec.registry.node_id(grad_fn_of(t)),
             }
             if isinstance(result, torch.Tensor):
-                event["result"] = self.tid(result)
+                event["result"] = rec.tid(result)
                 event["result_requires_grad"] = bool(result.requires_grad)
             elif isinstance(result, (int, float, bool, complex)):
                 event["value"] = json_number(result)
-            self.emit(event)
+            rec.emit(event)
 
     def _zeroing(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
         """`x.grad.zero_()` (or a foreach zero over grads): a grad reset, before and after."""
+        rec = self.recording
         targets = list(args[0]) if name == "_foreach_zero_" and args else list(args[:1])
-        with self.own_reads():
-            line = self.user_line()
+        with rec.own_reads():
+            line = rec.user_line()
             resets = [
-                (leaf, grad, self.recall(grad))
+                (leaf, grad, rec.recall(grad))
                 for grad in targets
-                if (leaf := self.grad_owner(grad)) is not None
+                if (leaf := rec.grad_owner(grad)) is not None
             ]
         result = func(*args, **kwargs)
-        self.snapshots.changed()
-        with self.own_reads():
+        rec.snapshots.changed()
+        with rec.own_reads():
             for leaf, grad, before in resets:
-                self.emit(
+                rec.emit(
                     {
                         "kind": "grad_reset",
                         "line": line,
                         "tensor": leaf,
                         "how": ".grad.zero_()",
                         "before": before,
-                        "after": self.recall(grad),
+                        "after": rec.recall(grad),
                     }
                 )
         with unseen():
@@ -357,60 +313,62 @@ class Tracer:
         owner = args[0] if args else None
         if not isinstance(owner, torch.Tensor) or attr not in ("grad", "data"):
             return func(*args, **kwargs)
+        rec = self.recording
         if name == "__get__":
             result = func(*args, **kwargs)
             if attr == "grad" and result is not None:
-                self.own_grad(result, self.tid(owner))
+                rec.own_grad(result, rec.tid(owner))
             elif attr == "data":
-                leaf = self.grad_owner(owner)
+                leaf = rec.grad_owner(owner)
                 if leaf is not None:  # x.grad.data is still x's grad storage
-                    self.own_grad(result, leaf)
+                    rec.own_grad(result, leaf)
                 self._history_break(".data", owner, result)
             return result
         if name == "__set__" and len(args) >= 2:
-            with self.own_reads():
-                before = self.recall(owner.grad if attr == "grad" else owner)
+            with rec.own_reads():
+                before = rec.recall(owner.grad if attr == "grad" else owner)
             result = func(*args, **kwargs)
             if attr == "data":  # the tensor now shows other memory, same version counter
-                self.snapshots.changed()
-            with self.own_reads():
+                rec.snapshots.changed()
+            with rec.own_reads():
                 self._record_assignment(attr, owner, args[1], before)
             return result
         return func(*args, **kwargs)
 
     def _record_assignment(self, attr: str, owner: torch.Tensor, value: Any, before: Any) -> None:
-        line = self.user_line()
+        rec = self.recording
+        line = rec.user_line()
         if attr == "grad" and value is None:
             if before is not None:
-                self.emit(
+                rec.emit(
                     {
                         "kind": "grad_reset",
                         "line": line,
-                        "tensor": self.tid(owner),
+                        "tensor": rec.tid(owner),
                         "how": ".grad = None",
                         "before": before,
                         "after": None,
                     }
                 )
         elif attr == "grad":
-            self.own_grad(value, self.tid(owner))
-            self.emit(
+            rec.own_grad(value, rec.tid(owner))
+            rec.emit(
                 {
                     "kind": "grad_assign",
                     "line": line,
-                    "tensor": self.tid(owner),
+                    "tensor": rec.tid(owner),
                     "before": before,
-                    "after": self.recall(value),
+                    "after": rec.recall(value),
                 }
             )
         else:
-            self.emit(
+            rec.emit(
                 {
                     "kind": "param_update",
                     "line": line,
-                    "tensor": self.tid(owner),
+                    "tensor": rec.tid(owner),
                     "how": ".data =",
                     "before": before,
-                    "after": self.recall(owner),
+                    "after": rec.recall(owner),
                 }
             )

@@ -1,9 +1,12 @@
-"""The child process that runs a learner's code
-(`python -m autograd_viz.core.learning.exercise_child`).
+"""The child process that runs a learner's code.
 
-Reads one JSON request from stdin and writes JSON lines to a private copy of the original
-stdout; the learner's prints (fd 1 included) are sent to stderr instead, so they can never
-be mistaken for a message. See `exercise_runner` for the parent's side.
+`exercise_runner` starts it as `python -P -m autograd_viz --exercise-child` (a frozen
+bundle: its own executable with `--exercise-child`; see `core.platform.self_command`), and the
+app's entry point (`autograd_viz.cli.main`) hands over to `main` here.
+
+It reads one JSON request from stdin and writes JSON lines to a private copy of the
+original stdout; the learner's prints (fd 1 included) are sent to stderr instead, so they
+can never be mistaken for a message. See `exercise_runner` for the parent's side.
 """
 
 from __future__ import annotations

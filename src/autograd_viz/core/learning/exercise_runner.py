@@ -1,7 +1,9 @@
 """A learner's code in a child Python process, seen from the parent.
 
-`run_check` and `run_gradient_check` start `python -m autograd_viz.core.learning.exercise_child`,
-write one JSON request to its stdin and read JSON lines back, each within a time limit.
+`run_check` and `run_gradient_check` start the app again as a child process,
+`python -P -m autograd_viz --exercise-child` (a frozen bundle runs its own executable with
+`--exercise-child`; see `core.platform.self_command`), with this package first on its PYTHONPATH.
+They write one JSON request to its stdin and read JSON lines back, each within a time limit.
 The child computes the expected answers with torch *before* it loads the learner's code
 (so that code cannot change them), then loads the code and runs the cases one by one.
 Whatever the learner's code prints goes to the child's stderr, which the parent keeps as

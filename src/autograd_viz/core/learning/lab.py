@@ -26,7 +26,7 @@ START_VALUES = {"w": 3.0, "x": 2.0, "b": 1.0}
 DEFAULT_REQUIRES_GRAD = {"w": True, "x": False, "b": True}
 # The names lab_state reads back, in the order the grad table shows them.
 TENSOR_NAMES = ("w", "x", "b", "z", "z_detached", "loss")
-# The loss's formula as the lesson writes it, and the derivative of the squared term.
+# The loss's formula as the lesson writes it; the lab shows it with the current values.
 FORMULA = "loss = (w * x + b - 5) ** 2"
 
 

@@ -1,4 +1,4 @@
-"""The lessons shipped with the app, read from Markdown files in resources/lessons.
+"""The lessons shipped with the app, read from the Markdown files in resources/lessons.
 
 A lesson file starts with a small front matter (``id:`` and ``title:`` between ``---``
 lines). Each ``## Title {#section-id}`` starts a section; ``{#id tab=Descent}`` says the
@@ -11,11 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import NamedTuple
 
-LESSONS_PACKAGE = "autograd_viz.resources"
-LESSONS_FOLDER = "lessons"
+from autograd_viz import resources
 
 _HEADING = re.compile(r"^##\s+(?P<title>.+?)\s*\{#(?P<id>[\w-]+)(?:\s+tab=(?P<tab>\w+))?\}\s*$")
 _EXAMPLE_FENCE = re.compile(r"^```python[ \t]+(?P<title>\S.*?)\s*$")
@@ -146,8 +144,7 @@ def parse_lesson(text: str, name: str = "<lesson>") -> Lesson:
 @lru_cache(maxsize=1)
 def load_lessons() -> tuple[Lesson, ...]:
     """Every shipped lesson, in file-name order."""
-    folder = resources.files(LESSONS_PACKAGE).joinpath(LESSONS_FOLDER)
-    files = sorted((f for f in folder.iterdir() if f.name.endswith(".md")), key=lambda f: f.name)
+    files = resources.lessons()
     return tuple(parse_lesson(f.read_text(encoding="utf-8"), f.name) for f in files)
 
 

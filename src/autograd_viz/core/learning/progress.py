@@ -10,8 +10,6 @@ from psygnal import Signal
 
 from autograd_viz.core.platform.user_data import data_dir, read_json, write_atomic
 
-KINDS = ("task", "exercise", "quiz", "lesson")
-
 
 @dataclass(eq=False)
 class Progress:

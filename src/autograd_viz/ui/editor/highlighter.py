@@ -122,14 +122,6 @@ class PythonHighlighter(QSyntaxHighlighter):
         self._build_formats()
         self.rehighlight()
 
-    def palette_colors(self) -> dict[str, str]:
-        """Return the colours (hex strings) of the active palette by category."""
-        return dict(DARK_PALETTE if self._dark else LIGHT_PALETTE)
-
-    def token_format(self, category: str) -> QTextCharFormat:
-        """Return a copy of the character format used for a category such as "keyword"."""
-        return QTextCharFormat(self._formats[category])
-
     def _build_formats(self) -> None:
         palette = DARK_PALETTE if self._dark else LIGHT_PALETTE
         self._formats = {}

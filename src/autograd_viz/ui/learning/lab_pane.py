@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.learning.lab import (
     ACTIONS,
+    FORMULA,
     LAB_SOURCE,
     LAB_SPACE,
     LEAVES,
@@ -369,7 +370,7 @@ class LabPane(QWidget):
         values = ", ".join(
             f"{n} = {format_number(tensors[n]['value'])}" for n in LEAVES if n in tensors
         )
-        text = "loss = (w * x + b - 5) ** 2"
+        text = FORMULA
         if values:
             text += f"     with {values}"
         if "loss" in tensors:
