@@ -243,7 +243,6 @@ class MainWindow(QMainWindow):
         s.stderr.connect(self.console.append_stderr)
         s.notice.connect(self.console.append_info)
         s.start_failed.connect(self._on_start_failed)
-        s.trace_ready.connect(self.show_trace)
         s.run_finished.connect(self._on_run_finished)
         self.document.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         self.theme.dark_changed.connect(self.editor.set_dark)
@@ -286,7 +285,8 @@ class MainWindow(QMainWindow):
         self.editor.clear_error()
         path = self.document.path
         self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
-        self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
+        run = self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
+        run.finished.connect(lambda answer: answer["ok"] and self.show_trace(answer["trace"]))
 
     def restart_kernel(self) -> None:
         """Start a fresh kernel; the editor text is untouched."""
