@@ -116,8 +116,11 @@ def capture_graph(
     names: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}
     objects: dict[str, torch.Tensor] = {}
+    # Earlier tensors the run left alone: not listed, but named if this run's graph reaches them.
+    untouched: dict[int, list[str]] = {}
     for name, t in namespace_roots(namespace):
         if earlier is not None and t in earlier and id(t) not in touched:
+            untouched.setdefault(id(t), []).append(name)
             continue
         tid = registry.tensor_id(t)
         if names.setdefault(tid, name) != name:
@@ -139,8 +142,9 @@ def capture_graph(
             continue
         t = objects.get(tid, live.get(tid))
         if t is not None:
-            infos[tid] = _tensor_info(tid, t, names.get(tid), registry, values)
-            infos[tid].aliases = aliases.get(tid, [])
+            named = [names[tid], *aliases.get(tid, [])] if tid in names else untouched.get(id(t))
+            infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
+            infos[tid].aliases = named[1:] if named else []
     values.finish()
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
