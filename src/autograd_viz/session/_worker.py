@@ -8,7 +8,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -30,6 +29,7 @@ from autograd_viz.core.protocol import (
 )
 from autograd_viz.core.trace import Trace
 from autograd_viz.session._call import VERSION_MISMATCH, Request, failure
+from autograd_viz.session._processes import death_reason, descendants, kill_leftovers
 
 STARTUP_TIMEOUT_S = 60.0
 REMOTE_TIMEOUT_S = 20.0  # an attached kernel is already running: it answers fast or not at all
@@ -58,63 +58,6 @@ class _OwnKernelSpecs(KernelSpecManager):
             display_name="autograd-viz (Python)",
             language="python",
         )
-
-
-def _process_start(pid: int) -> str | None:
-    """A process's start time from /proc (tells it apart from a later one with its pid)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the name
-
-
-def _descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every process below `pid`, read from /proc (Linux; else [])."""
-    found: list[tuple[int, str]] = []
-    stack = [pid]
-    while stack:
-        parent = stack.pop()
-        for children in Path(f"/proc/{parent}/task").glob("*/children"):
-            try:
-                pids = [int(p) for p in children.read_text().split()]
-            except (OSError, ValueError):
-                continue
-            for child in pids:
-                start = _process_start(child)
-                if start is not None and all(child != seen for seen, _ in found):
-                    found.append((child, start))
-                    stack.append(child)
-    return found
-
-
-def _kill_leftovers(pgid: int | None, processes: list[tuple[int, str]]) -> None:
-    """SIGKILL the kernel's process group and any process it started in a session of its
-    own (`subprocess.Popen(..., start_new_session=True)`), so a restart leaves nothing."""
-    if pgid is not None and hasattr(os, "killpg"):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-    for pid, start in processes:
-        if _process_start(pid) == start:  # still that process, not a newcomer with its pid
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _death_reason(code: int | None) -> str:
-    """Why a kernel process ended, in a learner's words."""
-    if code is None:
-        return "the code crashed or exited it"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(-code).name
-            return {
-                "SIGSEGV": "a crash in native code: segmentation fault",
-                "SIGBUS": "a crash in native code: bus error",
-                "SIGABRT": "native code aborted it",
-                "SIGKILL": "it was killed, most often because the machine ran out of memory",
-            }.get(name, f"it was ended by {name}")
-        return f"it was ended by signal {-code}"
-    return f"it exited with code {code}: os._exit() or a fatal error"
 
 
 def _kernel_env() -> dict[str, str]:
@@ -307,7 +250,7 @@ class KernelWorker(QObject):
 
     def _stop_quietly(self) -> None:
         # Read before the kernel goes: once it is dead, /proc no longer lists its children.
-        started = _descendants(self.kernel_pid) if self.kernel_pid is not None else []
+        started = descendants(self.kernel_pid) if self.kernel_pid is not None else []
         if self.kc is not None:
             with contextlib.suppress(Exception):
                 self.kc.stop_channels()
@@ -324,8 +267,8 @@ class KernelWorker(QObject):
     def kill_leftovers(self, started: list[tuple[int, str]] | None = None) -> None:
         """Make sure the kernel and everything it started are gone (safe to repeat)."""
         if self.kernel_pid is not None and started is None:
-            started = _descendants(self.kernel_pid)
-        _kill_leftovers(self._pgid, started or [])
+            started = descendants(self.kernel_pid)
+        kill_leftovers(self._pgid, started or [])
         self.kernel_pid = self._pgid = None
 
     @Slot()
@@ -356,7 +299,7 @@ class KernelWorker(QObject):
         code = None
         with contextlib.suppress(Exception):
             code = self.km.provisioner.process.poll()
-        return _death_reason(code)
+        return death_reason(code)
 
     def _kernel_died(self, reason: str | None = None) -> None:
         reason = reason or self._death_words()
