@@ -104,3 +104,11 @@ def test_the_rng_is_left_alone(defaults) -> None:
 def test_nothing_changed_means_nothing_done(defaults) -> None:
     run_source(LAB)
     assert defaults.restore() == []
+
+
+def test_a_run_on_a_chosen_device_sets_no_default_device_after(defaults) -> None:
+    # The device picker's device is torch's default only while the run lasts; after it,
+    # none is set (setting "cpu" instead would route every later torch call through a mode).
+    trace = run_source("import torch\nx = torch.ones(2)\n", device="meta")
+    assert trace.tensor_named("x").device == "meta"
+    assert default_device_set() is None and _len_torch_function_stack() == 0
