@@ -16,6 +16,50 @@ def test_syntax_error_points_at_its_line_and_runs_nothing() -> None:
     assert "a" not in ns  # nothing ran
 
 
+def test_a_syntax_error_shows_no_tensors_of_earlier_runs() -> None:
+    ns = {"__name__": "__main__"}
+    run_source("import torch\nw = torch.tensor(3.0, requires_grad=True)\nz = w * 2\n", namespace=ns)
+    trace = run_source("y = (\n", namespace=ns, kept=True)
+    assert trace.tensors == [] and trace.nodes == []
+    assert [e["kind"] for e in trace.events] == ["error"]  # nothing ran: no run_end
+
+
+KEPT_FIRST = """import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Linear(2, 1)
+unused_model = nn.Linear(3, 1)
+w = torch.tensor(3.0, requires_grad=True)
+old = torch.ones(2)
+loss = (w * 2).sum()
+"""
+
+
+def test_a_kept_namespace_lists_only_what_this_run_created_or_touched() -> None:
+    ns = {"__name__": "__main__"}
+    first = run_source(KEPT_FIRST, namespace=ns)
+    assert first.events[-1]["namespace"] == "fresh"
+    assert {"w", "loss", "model.weight", "unused_model.weight"} <= {t.name for t in first.tensors}
+
+    trace = run_source(
+        "y = model(torch.ones(1, 2)).sum()\ny.backward()\nz = w * 5\nalias = old\n",
+        namespace=ns,
+        kept=True,
+    )
+    assert trace.events[-1]["namespace"] == "kept"
+    # model and w were used; unused_model, loss and old (merely bound again) were not.
+    assert sorted(t.name for t in trace.tensors) == ["model.bias", "model.weight", "w", "y", "z"]
+    assert trace.tensor_named("model.weight").grad is not None
+
+    nothing = run_source("print('no tensors here')\n", namespace=ns, kept=True)
+    assert nothing.tensors == [] and nothing.nodes == []
+
+    # An earlier tensor that this run's graph reaches is drawn, under its name.
+    reached = run_source("w2 = loss * 2\n", namespace=ns, kept=True)
+    assert sorted(t.name for t in reached.tensors) == ["loss", "w", "w2"]
+    assert {n.name for n in reached.nodes} == {"MulBackward0", "SumBackward0", "AccumulateGrad"}
+
+
 def test_exception_keeps_graph_built_before_it() -> None:
     trace = run_source("""import torch
 x = torch.tensor(2.0, requires_grad=True)

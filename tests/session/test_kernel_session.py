@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.core.kernel.protocol import namespace_summary
+from autograd_viz.core.learning.lab import lab_step
+from autograd_viz.session import KernelCall, KernelSession, KernelState
 
 pytestmark = pytest.mark.kernel
 
@@ -29,19 +33,27 @@ def session(qtbot):
     s.shutdown()
 
 
-def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000, **where: str):
+def answer_of(qtbot, call: KernelCall, timeout: int = 30_000) -> dict:
+    """The call's answer, once `finished` has come."""
+    if not call.done:
+        with qtbot.waitSignal(call.finished, timeout=timeout):
+            pass
+    assert call.answer is not None
+    return call.answer
+
+
+def _run(qtbot, s: KernelSession, code: str, timeout: int = 30_000, **where):
     out: list[str] = []
     err: list[str] = []
     s.stdout.connect(out.append)
     s.stderr.connect(err.append)
-    with (
-        qtbot.waitSignal(s.trace_ready, timeout=timeout) as got,
-        qtbot.waitSignal(s.run_finished, timeout=timeout),
-    ):
-        s.run(code, **where)
+    with qtbot.waitSignal(s.run_finished, timeout=timeout):
+        run = s.run(code, **where)
     s.stdout.disconnect(out.append)
     s.stderr.disconnect(err.append)
-    return got.args[0], "".join(out), "".join(err)
+    answer = answer_of(qtbot, run)
+    assert answer["ok"] is True, answer
+    return answer["trace"], "".join(out), "".join(err)
 
 
 def test_round_trip_gives_torchs_numbers(qtbot, session) -> None:
@@ -59,9 +71,12 @@ def test_round_trip_gives_torchs_numbers(qtbot, session) -> None:
     assert session.state is KernelState.IDLE
 
 
-def test_namespace_persists_between_runs(qtbot, session) -> None:
+def test_each_run_starts_in_a_fresh_namespace_unless_kept(qtbot, session) -> None:
     _run(qtbot, session, LAB)
-    trace, out, _ = _run(qtbot, session, "loss2 = w * 10\nprint(loss2.item())")
+    trace, _, err = _run(qtbot, session, "loss2 = w * 10\n")
+    assert trace.errors[0]["type"] == "NameError" and "name 'w' is not defined" in err
+    _run(qtbot, session, LAB)
+    trace, out, _ = _run(qtbot, session, "loss2 = w * 10\nprint(loss2.item())", keep=True)
     assert "30.0" in out
     assert trace.tensor_named("loss2").value.data == 30.0
 
@@ -106,19 +121,20 @@ def test_a_saved_file_runs_as_python_runs_it(qtbot, session, tmp_path) -> None:
     assert out.strip().isdigit()  # a named space is a __main__ module of its own too
 
 
-def test_stop_interrupts_and_keeps_variables(qtbot, session) -> None:
+def test_stop_interrupts_and_keeps_the_kernel(qtbot, session) -> None:
     _run(qtbot, session, "kept = 41")
+    pid = session.kernel_pid
     with qtbot.waitSignal(
         session.state_changed, timeout=10_000, check_params_cb=lambda st: st == "busy"
     ):
-        session.run("while True:\n    pass\n")
+        run = session.run("while True:\n    pass\n", keep=True)
     qtbot.wait(300)
-    with qtbot.waitSignal(session.trace_ready, timeout=5_000) as got:
+    with qtbot.waitSignal(run.finished, timeout=5_000) as got:
         session.interrupt()
-    assert got.args[0].errors[0]["type"] == "KeyboardInterrupt"
+    assert got.args[0]["trace"].errors[0]["type"] == "KeyboardInterrupt"
     qtbot.waitUntil(lambda: session.state is KernelState.IDLE, timeout=5_000)
-    _, out, _ = _run(qtbot, session, "print(kept + 1)")
-    assert "42" in out
+    _, out, _ = _run(qtbot, session, "print(kept + 1)", keep=True)
+    assert "42" in out and session.kernel_pid == pid
 
 
 def test_kernel_death_is_reported_and_recovered(qtbot, session) -> None:
@@ -139,6 +155,7 @@ def test_console_output_is_batched_not_lost(qtbot, session) -> None:
 
 
 def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> None:
+    """…and a run asked of that dead kernel still finishes, once, saying so."""
     from jupyter_client.kernelspec import KernelSpec
 
     from autograd_viz.session import _worker
@@ -156,7 +173,14 @@ def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> N
         s.start()
     assert failed.args[0].startswith("The Python kernel could not start:")
     qtbot.waitUntil(lambda: s.state is KernelState.DEAD, timeout=5_000)
+    answers: list[dict] = []
+    run = s.run("print('never')")
+    run.finished.connect(answers.append)
+    answer = answer_of(qtbot, run)
+    assert answer["ok"] is False and answer["trace"] is None
+    assert answer["error"]["message"] == "The kernel is not running; restart it and try again."
     s.shutdown()
+    assert len(answers) == 1
 
 
 def test_call_returns_a_core_functions_result(qtbot, session) -> None:
@@ -165,30 +189,46 @@ def test_call_returns_a_core_functions_result(qtbot, session) -> None:
         session,
         "import torch\ndef loss(w, b):\n    return (w - 3) ** 2 + b\nt = torch.ones(2, 3)\n",
     )
-    with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
-        session.call("autograd_viz.core.kernel.protocol:namespace_summary", "summary")
-    tag, payload = got.args
-    assert tag == "summary" and payload["ok"] is True
+    payload = answer_of(qtbot, session.call(namespace_summary))
+    assert payload["ok"] is True and payload["trace"] is None
     assert payload["result"]["functions"] == {"loss": ["w", "b"]}
     assert payload["result"]["tensors"] == {"t": [2, 3]}
     qtbot.waitUntil(lambda: session.state is KernelState.IDLE, timeout=5_000)
 
 
 def test_call_errors_come_back_as_payloads(qtbot, session) -> None:
-    with qtbot.waitSignal(session.call_finished, timeout=30_000) as got:
-        session.call("autograd_viz.core.kernel.protocol:namespace_summary", "bad", {"nonsense": 1})
-    tag, payload = got.args
-    assert tag == "bad" and payload["ok"] is False
+    payload = answer_of(qtbot, session.call(namespace_summary, {"nonsense": 1}))
+    assert payload["ok"] is False
     assert payload["error"]["type"] == "TypeError"
     with pytest.raises(ValueError):
-        session.call("os:system", "evil")
+        session.call(os.system, {"command": "true"})
+    with pytest.raises(ValueError):
+        session.call("autograd_viz.core.kernel.protocol:namespace_summary")  # a name is not enough
+
+
+def test_each_call_gets_its_own_answer(qtbot, session) -> None:
+    # Two panes ask at once: each call object carries its own answer, nobody filters.
+    _run(qtbot, session, "import torch\nt = torch.ones(4)\n")
+    summary = session.call(namespace_summary)
+    step = session.call(
+        lab_step, {"code": "import torch\nw = torch.tensor(2.0)", "fresh": True}, "lab"
+    )
+    seen: list[tuple[str, dict]] = []
+    summary.finished.connect(lambda a: seen.append(("summary", a)))
+    step.finished.connect(lambda a: seen.append(("step", a)))
+    answer_of(qtbot, step)
+    assert [name for name, _ in seen] == ["summary", "step"]  # in the order asked
+    assert seen[0][1]["result"]["tensors"] == {"t": [4]} and seen[0][1]["trace"] is None
+    lab = seen[1][1]
+    assert lab["ok"] is True and lab["trace"].source == "<lab>"
+    assert lab["result"]["state"]["tensors"]["w"]["value"] == 2.0
 
 
 def test_named_spaces_keep_their_variables_apart(qtbot, session) -> None:
     _run(qtbot, session, "w = 1")
-    with qtbot.waitSignal(session.trace_ready, timeout=30_000) as got:
-        session.run("import torch\nw = torch.tensor(3.0, requires_grad=True)", "<lab>", "lab")
-    assert got.args[0].source == "<lab>"
-    assert got.args[0].tensor_named("w") is not None
-    _, out, _ = _run(qtbot, session, "print('editor w', w)")
+    code = "import torch\nw = torch.tensor(3.0, requires_grad=True)"
+    trace, _, _ = _run(qtbot, session, code, filename="<lab>", space="lab")
+    assert trace.source == "<lab>"
+    assert trace.tensor_named("w") is not None
+    _, out, _ = _run(qtbot, session, "print('editor w', w)", keep=True)
     assert "editor w 1" in out

@@ -8,6 +8,7 @@ import pytest
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 
+import autograd_viz
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.session import KernelSession, KernelState
 
@@ -23,6 +24,15 @@ loss.backward()
 # A kernel whose environment has no autograd_viz, as on a server where it is not installed.
 WITHOUT_US = (
     "import sys; sys.modules['autograd_viz'] = None; "
+    "from ipykernel.kernelapp import launch_new_instance; launch_new_instance()"
+)
+
+
+# A kernel whose autograd-viz is an older release: its replies speak protocol 1.
+ANOTHER_VERSION = (
+    "import autograd_viz, autograd_viz.core.kernel.protocol as p; "
+    "import autograd_viz.core.trace._model as t; "
+    "autograd_viz.__version__ = '0.0.1'; p.PROTOCOL_VERSION = 1; t.TRACE_VERSION = 2; "
     "from ipykernel.kernelapp import launch_new_instance; launch_new_instance()"
 )
 
@@ -63,9 +73,10 @@ def test_attached_kernel_gives_the_same_trace(qtbot, separate) -> None:
     session = _attached(qtbot, separate.connection_file)
     try:
         assert session.existing == separate.connection_file
-        with qtbot.waitSignal(session.trace_ready, timeout=30_000) as got:
-            session.run(LAB)
-        remote = got.args[0]
+        run = session.run(LAB)
+        with qtbot.waitSignal(run.finished, timeout=30_000) as got:
+            pass
+        remote = got.args[0]["trace"]
         local = run_source(LAB)
         assert [n.name for n in remote.nodes] == [n.name for n in local.nodes]
         assert [e["kind"] for e in remote.events][:-1] == [e["kind"] for e in local.events][:-1]
@@ -82,15 +93,16 @@ def test_stop_interrupts_an_attached_kernel(qtbot, separate) -> None:
     errors: list[str] = []
     session.stderr.connect(errors.append)
     try:
-        session.run("import time\nkept = 41\nwhile True:\n    time.sleep(0.01)\n")
+        session.run("import time\nkept = 41\nwhile True:\n    time.sleep(0.01)\n", keep=True)
         qtbot.waitUntil(lambda: session.state is KernelState.BUSY, timeout=10_000)
         qtbot.wait(300)
         with qtbot.waitSignal(session.run_finished, timeout=15_000):
             session.interrupt()
         assert "KeyboardInterrupt" in "".join(errors)
-        with qtbot.waitSignal(session.trace_ready, timeout=15_000) as got:
-            session.run("import torch\nt = torch.tensor(float(kept + 1))\n")
-        assert got.args[0].tensor_named("t").value.data == 42.0  # its variables survived
+        run = session.run("import torch\nt = torch.tensor(float(kept + 1))\n", keep=True)
+        with qtbot.waitSignal(run.finished, timeout=15_000) as got:
+            pass
+        assert got.args[0]["trace"].tensor_named("t").value.data == 42.0  # variables kept
     finally:
         session.shutdown()
 
@@ -104,6 +116,28 @@ def test_a_kernel_without_autograd_viz_is_named_clearly(qtbot, tmp_path) -> None
         message = failed.args[0]
         assert "cannot import autograd_viz" in message and "pip install autograd-viz" in message
         assert session.state is KernelState.DEAD
+    finally:
+        session.shutdown()
+        km.shutdown_kernel(now=True)
+
+
+def test_a_kernel_with_another_autograd_viz_is_named_clearly(qtbot, tmp_path) -> None:
+    km = _separate_kernel(tmp_path, [sys.executable, "-c", ANOTHER_VERSION])
+    session = KernelSession()
+    try:
+        with qtbot.waitSignal(session.start_failed, timeout=60_000) as failed:
+            session.attach(km.connection_file)
+        message = failed.args[0]
+        assert "autograd-viz 0.0.1 (kernel protocol 1, trace format 2)" in message
+        assert f"this app is autograd-viz {autograd_viz.__version__}" in message
+        assert f"pip install autograd-viz=={autograd_viz.__version__}" in message
+        assert session.state is KernelState.DEAD and session.info == {}
+        # A run asked of it anyway is answered, once, and draws nothing.
+        run = session.run(LAB)
+        with qtbot.waitSignal(run.finished, timeout=10_000) as got:
+            pass
+        assert got.args[0]["ok"] is False and got.args[0]["trace"] is None
+        assert km.is_alive()  # not the app's to stop
     finally:
         session.shutdown()
         km.shutdown_kernel(now=True)
@@ -156,8 +190,12 @@ def test_the_app_attaches_from_the_command_line(qtbot, separate, tmp_path) -> No
     client.start_channels()
     out: list[dict] = []
     try:
+        # The run's namespace, which the app's calls (the descent view's) see after it.
         reply = client.execute_interactive(
-            "print(where, float(w.grad))", timeout=30, output_hook=out.append
+            "import autograd_viz.core.kernel.protocol as p; ns = p.namespace_for('');"
+            " print(ns['where'], float(ns['w'].grad))",
+            timeout=30,
+            output_hook=out.append,
         )
     finally:
         client.stop_channels()

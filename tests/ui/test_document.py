@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.platform.autosave import autosave_file, read_autosave, write_autosave
 from autograd_viz.core.platform.user_data import data_dir
-from autograd_viz.session import KernelState
+from autograd_viz.session import KernelCall, KernelState
 from autograd_viz.ui.editor.document import Choice
 from autograd_viz.ui.main_window import MainWindow
 
@@ -221,7 +221,12 @@ def test_autosave_writes_the_buffer_on_a_timer_and_on_run(window, qtbot, monkeyp
     window.document.autosave_timer.stop()  # now only a run writes it
     ran = []
     monkeypatch.setattr(window.session, "state", KernelState.IDLE)
-    monkeypatch.setattr(window.session, "run", lambda code, name, **_: ran.append(code))
+
+    def run(code: str, name: str, **_: str) -> KernelCall:
+        ran.append(code)
+        return KernelCall("run", name, 0)
+
+    monkeypatch.setattr(window.session, "run", run)
     _type(window, "second = 2\n")
     window.run_code()
     assert ran and read_autosave(None).text == window.editor.text() == ran[0]

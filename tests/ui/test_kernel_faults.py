@@ -82,6 +82,15 @@ def window(qapp, request):
     assert not alive(pid), "the kernel outlived the window"
 
 
+@pytest.fixture
+def keeping(window):
+    """Runs keep their variables (the Keep variables between runs setting) for the rows
+    that show what survives a fault; each run starts fresh otherwise."""
+    window.session.set_keep_variables(True)
+    yield
+    window.session.set_keep_variables(False)
+
+
 def console_has(win: MainWindow, text: str) -> bool:
     return text in win.console.plain_text()
 
@@ -120,7 +129,7 @@ def assert_kernel_works(qtbot, win: MainWindow, expect: str = "fresh kernel ok")
 
 
 # ---- the cases ---------------------------------------------------------------------
-def test_stop_interrupts_an_endless_loop(qtbot, window, table) -> None:
+def test_stop_interrupts_an_endless_loop(qtbot, window, table, keeping) -> None:
     row = table.row("while True: pass", "Stop interrupts it within 1 s; kernel and variables kept")
     run_and_wait(qtbot, window, "kept = 41")
     pid = window.session.kernel_pid
@@ -207,7 +216,7 @@ def test_a_dead_kernel_is_reported_and_replaced(qtbot, window, table, case, code
     row.passed(f"'The kernel died ({reason} …)'; new kernel; text kept", watch)
 
 
-def test_sys_exit_stops_the_script_not_the_kernel(qtbot, window, table) -> None:
+def test_sys_exit_stops_the_script_not_the_kernel(qtbot, window, table, keeping) -> None:
     row = table.row(
         "sys.exit(2)", "SystemExit shown at its line; the kernel is not affected; exit 0 is clean"
     )
@@ -231,7 +240,7 @@ def test_sys_exit_stops_the_script_not_the_kernel(qtbot, window, table) -> None:
     row.passed("ipykernel keeps running: SystemExit marked on line 3; variables kept", watch)
 
 
-def test_a_memory_bomb_fails_inside_the_kernel(qtbot, window, table) -> None:
+def test_a_memory_bomb_fails_inside_the_kernel(qtbot, window, table, keeping) -> None:
     row = table.row(
         "allocating far more memory than the machine has",
         "MemoryError (or torch's allocator error) shown; the app survives and says so",

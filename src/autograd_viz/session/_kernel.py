@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import itertools
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
-from autograd_viz.core.kernel.protocol import call_request
+from autograd_viz.core.kernel.protocol import call_request, call_target, run_request
+from autograd_viz.session._call import VERSION_MISMATCH, KernelCall, Request, failure
 from autograd_viz.session._worker import KernelWorker
 
 # Code that catches KeyboardInterrupt (or sits in native code) ignores Stop: this long after
@@ -26,21 +28,19 @@ class KernelState(str, Enum):
 
 
 class KernelSession(QObject):
-    """Starts the kernel in the background, runs code in it and re-emits what comes back."""
+    """Starts the kernel in the background and runs code in it. Each run or call returns
+    its own KernelCall, whose `finished` carries that request's answer and nobody else's."""
 
     state_changed = Signal(str)  # a KernelState value
-    kernel_info = Signal(dict)  # torch version, device, threads
+    kernel_info = Signal(dict)  # torch version, device, threads, versions
     stdout = Signal(str)
     stderr = Signal(str)
-    trace_ready = Signal(object)  # a core.trace.Trace
-    run_finished = Signal(bool)  # True when the code ran without an error
-    call_finished = Signal(str, dict)  # tag, {"ok": bool, "result" | "error"}
+    run_finished = Signal(bool)  # after each run's own `finished`: True when it got a trace
     notice = Signal(str)  # app messages for the console ("kernel restarted")
     start_failed = Signal(str)
 
     _start = Signal()
-    _run = Signal(str, str, str, str, str)
-    _call = Signal(str, str, str, str)
+    _submit = Signal(object)  # a Request
     _restart = Signal()
     _attach = Signal(str)
     _shutdown = Signal()
@@ -50,6 +50,9 @@ class KernelSession(QObject):
         self.state = KernelState.DEAD
         self.info: dict = {}
         self.device_choice = "auto"  # see set_device
+        self.keep_variables = False  # see set_keep_variables
+        self._ids = itertools.count(1)
+        self._pending: dict[int, KernelCall] = {}  # asked, not yet answered, in order
         self._busy_count = 0  # how many times the kernel became busy: tells runs apart
         self._interrupted_run = -1
         self._escalation = QTimer(self)
@@ -61,9 +64,9 @@ class KernelSession(QObject):
         self._worker = KernelWorker()
         self._worker.moveToThread(self._thread)
         self._start.connect(self._worker.start)
-        self._run.connect(self._worker.run)
-        self._call.connect(self._worker.call)
-        self._worker.result.connect(self.call_finished)
+        self._submit.connect(self._worker.serve)
+        self._worker.answered.connect(self._answered)
+        self._worker.epoch_ended.connect(self._epoch_ended)
         self._restart.connect(self._worker.restart)
         self._attach.connect(self._worker.attach)
         self._shutdown.connect(self._worker.shutdown)
@@ -71,8 +74,6 @@ class KernelSession(QObject):
         self._worker.info.connect(self._set_info)
         self._worker.stdout.connect(self.stdout)
         self._worker.stderr.connect(self.stderr)
-        self._worker.trace.connect(self.trace_ready)
-        self._worker.run_done.connect(self.run_finished)
         self._worker.notice.connect(self.notice)
         self._worker.failed.connect(self.start_failed)
         self._thread.start()
@@ -105,26 +106,75 @@ class KernelSession(QObject):
         """The device editor runs use from now on: "auto", "cpu" or "cuda:N"."""
         self.device_choice = device
 
-    def run(self, code: str, filename: str = "<editor>", space: str = "", path: str = "") -> None:
-        """Run code in the kernel under capture; trace_ready and run_finished follow.
+    def set_keep_variables(self, keep: bool) -> None:
+        """Whether runs continue the namespace the last run left (the REPL's way) instead
+        of starting in a fresh one, as `python FILE` does; used where run() is not told."""
+        self.keep_variables = bool(keep)
 
-        `space` names a namespace of its own (e.g. "lab"); "" is the editor's globals.
-        `path` is the file the code was saved as ("" when unsaved): it runs as that file.
+    def run(
+        self,
+        code: str,
+        filename: str = "<editor>",
+        space: str = "",
+        path: str = "",
+        keep: bool | None = None,
+    ) -> KernelCall:
+        """Run code in the kernel under capture; the returned call's `finished` follows
+        exactly once, with {"ok", "trace", "namespace", "error"} (see KernelCall).
+
+        The code runs in a fresh namespace of `space` ("" the editor's; a name such as
+        "lab" one of its own), or with `keep` (None: `keep_variables`) in the one the last
+        run there left. `path` is the file the code was saved as ("" when unsaved): it runs
+        as that file. Runs and calls queue in order.
         """
+        keep = self.keep_variables if keep is None else bool(keep)
         # The editor's runs go to the chosen device; the lab and other panes keep the default.
-        device = self.device_choice if not space and self.device_choice != "auto" else ""
-        self._run.emit(code, filename, space, device, path)
+        device = self.device_choice if not space and self.device_choice != "auto" else None
+        code = run_request(code, filename, space, device, path or None, keep)
+        return self._ask("run", f"The run of {filename}", code)
 
     def call(
-        self, function: str, tag: str, arguments: dict[str, Any] | None = None, space: str = ""
-    ) -> None:
-        """Call `autograd_viz.core.module:function(namespace=..., **arguments)` in the kernel.
+        self, function: Callable[..., Any], arguments: dict[str, Any] | None = None, space: str = ""
+    ) -> KernelCall:
+        """Call `function(namespace=..., **arguments)` in the kernel, on what the last run of
+        `space` left; the returned call's `finished` follows exactly once (see KernelCall).
 
-        call_finished(tag, payload) follows exactly once; a result that carries a trace
-        also emits trace_ready first. Calls queue behind runs, in order.
+        `function` is a function of `autograd_viz.core` (the kernel imports it by its
+        `__module__` and `__qualname__`); anything else raises ValueError here. The
+        arguments cross as JSON. Calls queue behind runs, in order.
         """
-        call_request(function, tag, arguments, space)  # raises ValueError here, not in the worker
-        self._call.emit(function, tag, json.dumps(arguments or {}), space)
+        target = call_target(function)
+        return self._ask("call", target, call_request(target, arguments, space))
+
+    def _ask(self, kind: str, label: str, code: str) -> KernelCall:
+        # No parent: held here until answered, then by whoever asked, for as long as they like.
+        call = KernelCall(kind, label, self._worker.epoch)
+        call_id = next(self._ids)
+        self._pending[call_id] = call
+        self._submit.emit(Request(call_id, call.epoch, kind, code, label))
+        return call
+
+    def _answered(self, call_id: int, answer: dict) -> None:
+        call = self._pending.pop(call_id, None)
+        if call is None:
+            return  # answered already, when its kernel went
+        if (answer.get("error") or {}).get("type") == VERSION_MISMATCH:
+            self.notice.emit(answer["error"]["message"])
+        self._finish(call, answer)
+
+    def _finish(self, call: KernelCall, answer: dict) -> None:
+        if call.finish(answer) and call.kind == "run":
+            self.run_finished.emit(bool(answer.get("ok")))
+
+    def _epoch_ended(self, epoch: int, why: str) -> None:
+        """The kernel went: every call asked of it before then is answered now."""
+        for call_id, call in list(self._pending.items()):
+            if call.epoch < epoch:
+                del self._pending[call_id]
+                self._finish(call, failure(why))
+
+    def _abandon_pending(self, why: str) -> None:
+        self._epoch_ended(self._worker.next_epoch(), why)
 
     @property
     def kernel_pid(self) -> int | None:
@@ -141,6 +191,7 @@ class KernelSession(QObject):
         kernel of our own). The kernel must be able to import autograd_viz; when it cannot,
         start_failed says so."""
         self._worker.abort.set()
+        self._abandon_pending("The app left that kernel before it answered.")
         self._set_state(KernelState.STARTING.value)
         self._attach.emit(str(connection_file or ""))
 
@@ -180,8 +231,10 @@ class KernelSession(QObject):
         self.restart()
 
     def restart(self) -> None:
-        """Replace the kernel with a fresh one, abandoning whatever it is doing."""
+        """Replace the kernel with a fresh one, abandoning whatever it is doing: every run
+        and call not answered yet finishes now, with ok false."""
         self._worker.abort.set()
+        self._abandon_pending("The kernel was restarted before answering.")
         self._set_state(KernelState.STARTING.value)
         self._restart.emit()
 
@@ -189,6 +242,7 @@ class KernelSession(QObject):
         """Stop the kernel and the worker thread (used when the app closes)."""
         self._escalation.stop()
         self._worker.abort.set()
+        self._abandon_pending("The app closed the kernel before it answered.")
         if self._thread.isFinished():
             return
         self._shutdown.emit()  # the worker stops the kernel, then ends its own thread

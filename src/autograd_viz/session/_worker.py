@@ -8,7 +8,6 @@ import os
 import queue
 import re
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -24,12 +23,13 @@ from autograd_viz.core.kernel.protocol import (
     KERNEL_INFO_MIME,
     RESULT_MIME,
     TRACE_MIME,
-    call_request,
-    run_request,
     setup_request,
     trace_from_payload,
+    version_problem,
 )
 from autograd_viz.core.trace import Trace
+from autograd_viz.session._call import VERSION_MISMATCH, Request, failure
+from autograd_viz.session._processes import death_reason, descendants, kill_leftovers
 
 STARTUP_TIMEOUT_S = 60.0
 REMOTE_TIMEOUT_S = 20.0  # an attached kernel is already running: it answers fast or not at all
@@ -38,6 +38,7 @@ STREAM_FLUSH_S = 0.05  # batch console output so a print loop cannot flood the G
 STREAM_BUFFER_LIMIT = 1_000_000
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_OUR_MIMES = (KERNEL_INFO_MIME, TRACE_MIME, RESULT_MIME)
 
 
 class _OwnKernelSpecs(KernelSpecManager):
@@ -59,63 +60,6 @@ class _OwnKernelSpecs(KernelSpecManager):
         )
 
 
-def _process_start(pid: int) -> str | None:
-    """A process's start time from /proc (tells it apart from a later one with its pid)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the name
-
-
-def _descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every process below `pid`, read from /proc (Linux; else [])."""
-    found: list[tuple[int, str]] = []
-    stack = [pid]
-    while stack:
-        parent = stack.pop()
-        for children in Path(f"/proc/{parent}/task").glob("*/children"):
-            try:
-                pids = [int(p) for p in children.read_text().split()]
-            except (OSError, ValueError):
-                continue
-            for child in pids:
-                start = _process_start(child)
-                if start is not None and all(child != seen for seen, _ in found):
-                    found.append((child, start))
-                    stack.append(child)
-    return found
-
-
-def _kill_leftovers(pgid: int | None, processes: list[tuple[int, str]]) -> None:
-    """SIGKILL the kernel's process group and any process it started in a session of its
-    own (`subprocess.Popen(..., start_new_session=True)`), so a restart leaves nothing."""
-    if pgid is not None and hasattr(os, "killpg"):
-        with contextlib.suppress(OSError):
-            os.killpg(pgid, signal.SIGKILL)
-    for pid, start in processes:
-        if _process_start(pid) == start:  # still that process, not a newcomer with its pid
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _death_reason(code: int | None) -> str:
-    """Why a kernel process ended, in a learner's words."""
-    if code is None:
-        return "the code crashed or exited it"
-    if code < 0:
-        with contextlib.suppress(ValueError):
-            name = signal.Signals(-code).name
-            return {
-                "SIGSEGV": "a crash in native code: segmentation fault",
-                "SIGBUS": "a crash in native code: bus error",
-                "SIGABRT": "native code aborted it",
-                "SIGKILL": "it was killed, most often because the machine ran out of memory",
-            }.get(name, f"it was ended by {name}")
-        return f"it was ended by signal {-code}"
-    return f"it exited with code {code}: os._exit() or a fatal error"
-
-
 def _kernel_env() -> dict[str, str]:
     env = dict(os.environ)
     # The kernel imports autograd_viz.core, also when the app runs from a source tree.
@@ -131,9 +75,10 @@ class KernelWorker(QObject):
     info = Signal(dict)
     stdout = Signal(str)
     stderr = Signal(str)
-    trace = Signal(object)
-    run_done = Signal(bool)
-    result = Signal(str, dict)  # tag, {"ok", "result" | "error"}
+    answered = Signal(int, object)  # a Request's call_id, its answer (see KernelCall)
+    # The kernel went (died, stopped answering): requests of earlier epochs get no answer
+    # from it; (the new epoch, why, in a sentence the session gives each of them).
+    epoch_ended = Signal(int, str)
     notice = Signal(str)
     failed = Signal(str)
 
@@ -147,7 +92,10 @@ class KernelWorker(QObject):
         self._socket_dir: str | None = None
         self.kernel_pid: int | None = None  # read from the GUI thread on shutdown
         self._pgid: int | None = None
-        self._results: set[str] = set()  # tags whose result arrived during this call
+        self._epoch = 0
+        self._epoch_lock = threading.Lock()
+        # Set by _relay when the kernel went during a request: ("died" | "lost", why).
+        self._loss: tuple[str, str] | None = None
         # A running Jupyter kernel's connection file to attach to instead of launching one
         # (a GPU server's kernel): never shut down, restarted or killed by the app.
         self.existing: str | None = None
@@ -191,13 +139,37 @@ class KernelWorker(QObject):
             self._watchdog.setInterval(1000)
             self._watchdog.timeout.connect(self._check_alive)
         self._watchdog.start()
-        ok = self._execute(setup_request())
-        if ok is False:
+        ok, replies = self._execute(setup_request())
+        if ok is None:
+            self._handle_loss()
+            return
+        info = replies.get(KERNEL_INFO_MIME)
+        if not ok or info is None:
+            self.state.emit("dead")
             self.failed.emit(
                 "The kernel started but could not prepare PyTorch: the console shows why."
             )
-        if ok is not None:
-            self.state.emit("idle" if ok else "dead")
+            return
+        problem = version_problem(info)
+        if problem is not None:  # an attached kernel with another autograd-viz: not used
+            self._stop_quietly()
+            self.state.emit("dead")
+            self.failed.emit(problem)
+            return
+        self.info.emit(dict(info))
+        self.state.emit("idle")
+
+    # ---- epochs: which kernel a request was asked of ------------------------------
+    @property
+    def epoch(self) -> int:
+        """The current kernel's epoch (read from the GUI thread to stamp requests)."""
+        return self._epoch
+
+    def next_epoch(self) -> int:
+        """Start a new epoch: requests stamped earlier are never sent (either thread)."""
+        with self._epoch_lock:
+            self._epoch += 1
+            return self._epoch
 
     @Slot(str)
     def attach(self, connection_file: str) -> None:
@@ -278,7 +250,7 @@ class KernelWorker(QObject):
 
     def _stop_quietly(self) -> None:
         # Read before the kernel goes: once it is dead, /proc no longer lists its children.
-        started = _descendants(self.kernel_pid) if self.kernel_pid is not None else []
+        started = descendants(self.kernel_pid) if self.kernel_pid is not None else []
         if self.kc is not None:
             with contextlib.suppress(Exception):
                 self.kc.stop_channels()
@@ -295,8 +267,8 @@ class KernelWorker(QObject):
     def kill_leftovers(self, started: list[tuple[int, str]] | None = None) -> None:
         """Make sure the kernel and everything it started are gone (safe to repeat)."""
         if self.kernel_pid is not None and started is None:
-            started = _descendants(self.kernel_pid)
-        _kill_leftovers(self._pgid, started or [])
+            started = descendants(self.kernel_pid)
+        kill_leftovers(self._pgid, started or [])
         self.kernel_pid = self._pgid = None
 
     @Slot()
@@ -313,6 +285,9 @@ class KernelWorker(QObject):
         if self._watchdog is not None:
             self._watchdog.stop()
         self._stop_quietly()
+        self.epoch_ended.emit(
+            self.next_epoch(), "The attached kernel stopped answering before this ran."
+        )
         self.state.emit("dead")
         self.notice.emit(
             f"The attached kernel ({Path(self.existing or '').name}) stopped answering. "
@@ -320,66 +295,103 @@ class KernelWorker(QObject):
             "go back to a kernel of this app's own (File → Use a local kernel)."
         )
 
-    def _kernel_died(self) -> None:
+    def _death_words(self) -> str:
         code = None
         with contextlib.suppress(Exception):
             code = self.km.provisioner.process.poll()
+        return death_reason(code)
+
+    def _kernel_died(self, reason: str | None = None) -> None:
+        reason = reason or self._death_words()
+        self.epoch_ended.emit(
+            self.next_epoch(), f"The kernel died ({reason}) before this ran; a new one is starting."
+        )
         self.state.emit("dead")
         self.notice.emit(
-            f"The kernel died ({_death_reason(code)}). Its variables are lost. "
+            f"The kernel died ({reason}). Its variables are lost. "
             "Starting a new one; your text is untouched."
         )
         self.restart()
 
+    def _handle_loss(self) -> None:
+        """After a request during which the kernel went: say so and start over."""
+        loss, self._loss = self._loss, None
+        if loss is None:
+            return
+        if loss[0] == "died":
+            self._kernel_died(loss[1])
+        else:
+            self._attached_kernel_lost()
+
     # ---- running code ------------------------------------------------------------
-    @Slot(str, str, str, str, str)
-    def run(
-        self, code: str, filename: str, space: str = "", device: str = "", path: str = ""
-    ) -> None:
-        """Run user code under capture; emits the trace, the output and run_done."""
+    @Slot(object)
+    def serve(self, request: Request) -> None:
+        """Send one run or call to the kernel; always answers it, unless its epoch is over
+        (then the session has answered it already)."""
+        if request.epoch != self._epoch:
+            return
         if self.kc is None:
-            self.stderr.emit("The kernel is not running; restart it and try again.\n")
-            self.run_done.emit(False)
+            self.answered.emit(
+                request.call_id, failure("The kernel is not running; restart it and try again.")
+            )
             return
         self.state.emit("busy")
-        ok = self._execute(run_request(code, filename, space, device or None, path or None))
-        if ok is not None:  # None: the kernel died or was replaced, which set the state
+        ok, replies = self._execute(request.code)
+        if ok is not None:  # None: the kernel went or the wait was abandoned
             self.state.emit("idle")
-        self.run_done.emit(bool(ok))
+        self.answered.emit(request.call_id, self._answer(request, ok, replies))
+        self._handle_loss()
 
-    @Slot(str, str, str, str)
-    def call(self, function: str, tag: str, arguments: str, space: str) -> None:
-        """Call a core function in the kernel; always answers with one `result` for `tag`."""
-        if self.kc is None:
-            self._call_failed(tag, "The kernel is not running; restart it and try again.")
-            return
-        self.state.emit("busy")
-        self._results.discard(tag)
-        ok = self._execute(call_request(function, tag, json.loads(arguments), space))
-        if ok is not None:
-            self.state.emit("idle")
-        if tag not in self._results:
-            why = "the kernel stopped before answering" if ok is None else "no result came back"
-            self._call_failed(tag, f"{function}: {why}.")
-        self._results.discard(tag)
+    def _answer(
+        self, request: Request, ok: bool | None, replies: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The KernelCall answer made of what the kernel sent for `request`."""
+        if ok is None:
+            if self._loss is not None and self._loss[0] == "died":
+                return failure(
+                    f"The kernel died ({self._loss[1]}) before answering; a new one is starting."
+                )
+            if self._loss is not None:
+                return failure("The attached kernel stopped answering before it answered.")
+            return failure("The kernel was restarted before answering.")
+        payload = replies.get(TRACE_MIME if request.kind == "run" else RESULT_MIME)
+        if payload is None:
+            return failure(f"{request.label}: no answer came back (the console shows why).")
+        problem = version_problem(payload)
+        if problem is not None:  # another autograd-viz: its payload is not read, let alone drawn
+            return failure(problem, VERSION_MISMATCH)
+        try:
+            if request.kind == "run":
+                return {
+                    "ok": True,
+                    "trace": trace_from_payload(payload),
+                    "namespace": str(payload.get("namespace", "fresh")),
+                    "error": None,
+                }
+            answer = json.loads(payload["json"])
+            trace = answer.get("trace")
+            answer["trace"] = Trace.from_json(trace) if trace else None
+            return answer
+        except (KeyError, TypeError, ValueError) as exc:
+            return failure(f"{request.label}: the kernel's answer could not be read ({exc}).")
 
-    def _call_failed(self, tag: str, message: str) -> None:
-        self.result.emit(tag, {"ok": False, "error": {"type": "KernelError", "message": message}})
-
-    def _execute(self, code: str) -> bool | None:
+    def _execute(self, code: str) -> tuple[bool | None, dict[str, dict[str, Any]]]:
         """Send one execute_request and relay its iopub messages until the kernel is idle.
 
-        True: ran cleanly; False: raised; None: the kernel died or the wait was aborted.
+        (True: ran cleanly; False: raised; None: the kernel went or the wait was
+        aborted — `_loss` says which), and our MIME payloads it published, by type.
         """
         self._busy = True
+        self._loss = None
         self.abort.clear()
+        replies: dict[str, dict[str, Any]] = {}
         try:
             msg_id = self.kc.execute(code, silent=False, store_history=False, allow_stdin=False)
-            return self._relay(msg_id)
+            return self._relay(msg_id, replies), replies
         finally:
             self._busy = False
 
-    def _relay(self, msg_id: str) -> bool | None:
+    def _relay(self, msg_id: str, replies: dict[str, dict[str, Any]]) -> bool | None:
         ok = True
         pending: list[tuple[str, str]] = []
         last_flush = time.monotonic()
@@ -393,10 +405,10 @@ class KernelWorker(QObject):
                 self._flush(pending)
                 last_flush = time.monotonic()
                 if self.km is not None and not self.km.is_alive():
-                    self._kernel_died()
+                    self._loss = ("died", self._death_words())
                     return None
                 if self.existing is not None and self.kc is not None and not self.kc.is_alive():
-                    self._attached_kernel_lost()
+                    self._loss = ("lost", "")
                     return None
                 continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
@@ -406,7 +418,7 @@ class KernelWorker(QObject):
                 self._buffer(pending, content.get("name", "stdout"), content.get("text", ""))
             elif kind in ("display_data", "execute_result"):
                 self._flush(pending)
-                self._display(content.get("data", {}))
+                self._display(content.get("data", {}), replies)
             elif kind == "error":
                 ok = False
                 text = _ANSI.sub("", "\n".join(content.get("traceback", [])))
@@ -433,17 +445,9 @@ class KernelWorker(QObject):
             (self.stderr if name == "stderr" else self.stdout).emit(text)
         pending.clear()
 
-    def _display(self, data: dict[str, Any]) -> None:
-        if TRACE_MIME in data:
-            self.trace.emit(trace_from_payload(data[TRACE_MIME]))
-        elif RESULT_MIME in data:
-            tag = str(data[RESULT_MIME]["tag"])
-            payload = json.loads(data[RESULT_MIME]["json"])
-            self._results.add(tag)
-            if payload.get("trace"):
-                self.trace.emit(Trace.from_json(payload.pop("trace")))
-            self.result.emit(tag, payload)
-        elif KERNEL_INFO_MIME in data:
-            self.info.emit(dict(data[KERNEL_INFO_MIME]))
+    def _display(self, data: dict[str, Any], replies: dict[str, dict[str, Any]]) -> None:
+        mime = next((m for m in _OUR_MIMES if m in data), None)
+        if mime is not None:  # read once the request is over, by the one who asked
+            replies[mime] = data[mime]
         elif "text/plain" in data:
             self.stdout.emit(str(data["text/plain"]) + "\n")

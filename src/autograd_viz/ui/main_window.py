@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
 from autograd_viz.core.learning.exercise_catalog import EXERCISES
-from autograd_viz.core.learning.lab import LAB_SOURCE
 from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
 from autograd_viz.core.platform.preferences import load_keep_variables, save_keep_variables
@@ -220,6 +219,7 @@ class MainWindow(QMainWindow):
         )
         self.keep_variables_action.setCheckable(True)
         self.keep_variables_action.setChecked(load_keep_variables())
+        self.session.set_keep_variables(self.keep_variables_action.isChecked())
         run_menu.addAction(self.keep_variables_action)
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
@@ -263,7 +263,6 @@ class MainWindow(QMainWindow):
         s.stderr.connect(self.console.append_stderr)
         s.notice.connect(self.console.append_info)
         s.start_failed.connect(self._on_start_failed)
-        s.trace_ready.connect(self.show_trace)
         s.run_finished.connect(self._on_run_finished)
         self.document.message.connect(lambda text: self.statusBar().showMessage(text, 4000))
         self.theme.dark_changed.connect(self.editor.set_dark)
@@ -306,7 +305,17 @@ class MainWindow(QMainWindow):
         self.editor.clear_error()
         path = self.document.path
         self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
-        self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
+        run = self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
+        run.finished.connect(self._run_answered)
+
+    def _run_answered(self, answer: dict) -> None:
+        """This run's own answer: its trace is drawn; without one, no earlier graph stays."""
+        if answer["ok"] and answer.get("trace") is not None:
+            self.show_trace(answer["trace"])
+        elif self.session.state in (KernelState.DEAD, KernelState.STARTING):
+            self.run_view.clear(KERNEL_GONE)  # it died under this run, or was restarted
+        elif answer.get("error"):
+            self.run_view.clear(f"No graph: {answer['error']['message']}")
 
     @property
     def keep_variables(self) -> bool:
@@ -315,6 +324,7 @@ class MainWindow(QMainWindow):
 
     def _keep_variables_toggled(self, keep: bool) -> None:
         save_keep_variables(keep)
+        self.session.set_keep_variables(keep)
         self.statusBar().showMessage(
             "Runs keep their variables: the next run sees this run's names."
             if keep
@@ -329,8 +339,6 @@ class MainWindow(QMainWindow):
 
     def show_trace(self, trace: Trace) -> None:
         """Draw a trace and mark its first error in the editor."""
-        if trace.source == LAB_SOURCE:
-            return  # the lab draws its own traces; the editor shows the user's file
         self.canvas.show_trace(trace)  # trace_drawn follows: at once, or after a big layout
 
     def _run_shown(self, run: ShownRun | None) -> None:
@@ -352,7 +360,7 @@ class MainWindow(QMainWindow):
         )
         if errors:
             summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
-        if getattr(trace, "namespace", "fresh") == "kept":
+        if trace.events and trace.events[-1].get("namespace") == "kept":
             summary += "  ·  variables kept from earlier runs"
         self.statusBar().showMessage(summary)
         self.trace_shown.emit(trace)

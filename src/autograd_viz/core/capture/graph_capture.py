@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,27 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
         elif isinstance(obj, torch.nn.Module):
             roots.extend((f"{name}.{p}", t) for p, t in obj.named_parameters())
     return roots
+
+
+class EarlierTensors:
+    """The tensors a kept namespace held before a run (weakly: a run may free them).
+
+    At the end of that run a tensor still bound from before is listed only if the run
+    touched it (an event names it) or reached it through its graph; one merely still bound
+    is an earlier run's, not this one's.
+    """
+
+    def __init__(self, namespace: Mapping[str, Any]) -> None:
+        self._refs: dict[int, Any] = {}
+        for _, t in namespace_roots(namespace):
+            try:
+                self._refs[id(t)] = weakref.ref(t)
+            except TypeError:  # no weak reference: then it cannot be told apart; list it
+                continue
+
+    def __contains__(self, t: object) -> bool:
+        ref = self._refs.get(id(t))
+        return ref is not None and ref() is t
 
 
 def _referenced(events: list[dict[str, Any]]) -> set[str]:
@@ -78,16 +100,28 @@ def capture_graph(
     trace: Trace | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     registry: Registry | None = None,
+    earlier: EarlierTensors | None = None,
 ) -> Trace:
     """Fill `trace` with the user's named tensors, every live leaf of the graph and every
-    live autograd tensor the events mention, and every node registered during the run."""
+    live autograd tensor the events mention, and every node registered during the run.
+
+    With `earlier` (a kept namespace), a named tensor from before the run is left out
+    unless the run touched it."""
     trace = trace if trace is not None else Trace()
     registry = registry if registry is not None else Registry(max_nodes)
     referenced = _referenced(trace.events)
+    touched: set[int] = set()
+    if earlier is not None:  # by object: an untouched tensor must not even get an id
+        touched = {id(t) for tid, t in registry.live_tensors() if tid in referenced}
     names: dict[str, str] = {}
     aliases: dict[str, list[str]] = {}
     objects: dict[str, torch.Tensor] = {}
+    # Earlier tensors the run left alone: not listed, but named if this run's graph reaches them.
+    untouched: dict[int, list[str]] = {}
     for name, t in namespace_roots(namespace):
+        if earlier is not None and t in earlier and id(t) not in touched:
+            untouched.setdefault(id(t), []).append(name)
+            continue
         tid = registry.tensor_id(t)
         if names.setdefault(tid, name) != name:
             aliases.setdefault(tid, []).append(name)
@@ -108,8 +142,9 @@ def capture_graph(
             continue
         t = objects.get(tid, live.get(tid))
         if t is not None:
-            infos[tid] = _tensor_info(tid, t, names.get(tid), registry, values)
-            infos[tid].aliases = aliases.get(tid, [])
+            named = [names[tid], *aliases.get(tid, [])] if tid in names else untouched.get(id(t))
+            infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
+            infos[tid].aliases = named[1:] if named else []
     values.finish()
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())

@@ -13,9 +13,12 @@ from typing import Any
 import torch
 
 from autograd_viz.core.capture import DEFAULT_MAX_EVENTS, Registry, Tracer
-from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES, capture_graph
+from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES, EarlierTensors, capture_graph
 from autograd_viz.core.kernel.script_context import exit_status, recursion_headroom
+from autograd_viz.core.kernel.torch_state import default_device_set
 from autograd_viz.core.trace import Trace
+
+FRESH, KEPT = "fresh", "kept"  # run_end's `namespace`: where the run started
 
 # Frames of ours (and torch's dispatch to our mode) that a user's traceback should not show.
 _HIDDEN_FRAMES = (
@@ -91,15 +94,19 @@ def run_source(
     max_nodes: int = DEFAULT_MAX_NODES,
     max_events: int = DEFAULT_MAX_EVENTS,
     device: str | None = None,
+    kept: bool = False,
 ) -> Trace:
     """Execute `code` in `namespace` and return the trace of what it left behind.
 
     With `device` (`cpu`, `cuda:N` or `auto`), that is torch's default device while the
     code runs, so `torch.tensor(...)` lands there; otherwise torch's default is untouched.
+    `kept` says the namespace holds an earlier run's variables: the trace then lists only
+    the tensors this run created or touched, and its run_end says `namespace: "kept"`.
 
-    A syntax error runs nothing. An exception (KeyboardInterrupt included) stops the
-    code where it happened; its traceback is printed to stderr and recorded as an
-    error event, and the graph of whatever exists by then is still captured.
+    A syntax error runs nothing, and its trace holds no tensors or nodes. An exception
+    (KeyboardInterrupt included) stops the code where it happened; its traceback is
+    printed to stderr and recorded as an error event, and the graph of whatever exists by
+    then is still captured.
     `sys.exit()` is Python's: 0 or None is a clean end (no error event); another code is
     an error event, and stderr gets what Python prints for it (a message, not a traceback).
     `run_end` carries the exit code `python FILE` would have ended with.
@@ -118,11 +125,14 @@ def run_source(
         trace.events.append(event)
         sys.stderr.write(event["traceback"])
         trace.error = event
-        return capture_graph(namespace, trace, max_nodes)
+        return trace  # nothing ran: whatever the namespace holds is not this program's
+    earlier = EarlierTensors(namespace) if kept else None
     registry = Registry(max_nodes)
     tracer = Tracer(trace.events, filename, registry, namespace, max_events)
-    previous_device = torch.get_default_device()
-    if device is not None and torch.device(device) == previous_device:
+    # Put back afterwards as it was: a default device set (its device) or none (None);
+    # setting "cpu" where none was set would slow every later torch call.
+    previous_device = default_device_set()
+    if device is not None and torch.device(device) == torch.get_default_device():
         # Already the default: setting it anyway would route every torch call through
         # torch's device mode, measured 3-4x slower on small ops.
         device = None
@@ -150,6 +160,7 @@ def run_source(
             "seconds": seconds,
             "ok": not trace.errors,
             "exit_code": exit_code,
+            "namespace": KEPT if kept else FRESH,
         }
     )
     if tracer.events_capped:
@@ -158,4 +169,4 @@ def run_source(
             "and the script ran on to the end."
         )
     trace.error = trace.errors[0] if trace.errors else None
-    return capture_graph(namespace, trace, max_nodes, registry)
+    return capture_graph(namespace, trace, max_nodes, registry, earlier)

@@ -20,9 +20,6 @@ from autograd_viz.ui.descent._descent_sweep import (
 if TYPE_CHECKING:
     from autograd_viz.session import KernelSession
 
-USER_SWEEP = "autograd_viz.core.descent.sweep:sweep_in_namespace"
-MODEL_LANDSCAPE = "autograd_viz.core.descent.landscape:landscape_in_namespace"
-TAG = "descent:"
 NO_KERNEL = "No kernel: the pane was opened without one, so it cannot run your code."
 
 
@@ -39,8 +36,6 @@ class Sweeper(QObject):
         self.generation = 0
         self._keys: dict[int, tuple] = {}
         self._done.connect(self._deliver)
-        if session is not None:
-            session.call_finished.connect(self._kernel_answered)
 
     def _next(self) -> int:
         self.generation += 1
@@ -75,32 +70,37 @@ class Sweeper(QObject):
             "start": list(start),
             "bounds": bounds,
         }
-        self._ask(USER_SWEEP, ("user", tuple(optimizers), tuple(start), steps), arguments)
+        # Imported when first asked for: the function object names what the kernel runs,
+        # and its module (torch with it) need not load with the app.
+        from autograd_viz.core.descent.sweep import sweep_in_namespace
+
+        key = ("user", tuple(optimizers), tuple(start), steps)
+        self._ask(sweep_in_namespace, key, arguments)
 
     def model(self, learning_rate: float, steps: int, span: float, seed: int = 0) -> None:
         """The landscape of the user's model and an SGD path on it, in the kernel."""
-        arguments = {"learning_rate": learning_rate, "steps": steps, "span": span, "seed": seed}
-        self._ask(MODEL_LANDSCAPE, ("model", learning_rate, steps, span, seed), arguments)
+        from autograd_viz.core.descent.landscape import landscape_in_namespace
 
-    def _ask(self, function: str, key: tuple, arguments: dict[str, Any]) -> None:
+        arguments = {"learning_rate": learning_rate, "steps": steps, "span": span, "seed": seed}
+        self._ask(landscape_in_namespace, ("model", learning_rate, steps, span, seed), arguments)
+
+    def _ask(self, function: Callable[..., Any], key: tuple, arguments: dict[str, Any]) -> None:
         generation = self._next()
         if self.session is None:
             self.failed.emit(NO_KERNEL, "")
             return
         self._keys = {generation: key}
-        self.session.call(function, f"{TAG}{generation}", arguments)
+        call = self.session.call(function, arguments)
+        call.finished.connect(lambda payload: self._kernel_answered(generation, payload))
 
-    def _kernel_answered(self, tag: str, payload: dict) -> None:
-        if not tag.startswith(TAG):
-            return  # another pane's call
-        generation = int(tag[len(TAG) :])
+    def _kernel_answered(self, generation: int, payload: dict) -> None:
         key = self._keys.pop(generation, None)
         if generation != self.generation or key is None:
-            return
+            return  # the inputs changed while it computed
         if not payload.get("ok"):
             error = payload.get("error", {})
             kind, message = error.get("type", "Error"), error.get("message", "")
-            if kind in ("LookupError", "KernelError"):
+            if kind in ("LookupError", "KernelError", "VersionMismatch"):
                 text = message  # our own sentence ("Run your code first: …")
             else:
                 text = f"Your code raised {kind}: {message}"

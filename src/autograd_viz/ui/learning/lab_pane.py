@@ -1,7 +1,7 @@
 """The lab tab: toggles and actions on w, x, b, run for real in the kernel's "lab" namespace.
 
-The pane only forwards intent and draws: each action is one `core.lab:lab_step` call in
-the kernel (its trace comes back on trace_ready, its state in call_finished), the
+The pane only forwards intent and draws: each action is one `core.lab.lab_step` call in
+the kernel (its answer, trace and state, comes back on that call's own `finished`), the
 `core.lab.Lab` model keeps the steps, `core.lab_tasks` judges them, and the outcome of a
 prediction is read from the step by `core.lab_predict`.
 """
@@ -34,19 +34,18 @@ from autograd_viz.core.learning.lab import (
     Lab,
     Step,
     format_number,
+    lab_step,
     toggle_code,
 )
 from autograd_viz.core.learning.lab_predict import Question, Verdict, judge, question_for
 from autograd_viz.core.learning.lab_tasks import TASKS, check_descent_task, tasks_done
 from autograd_viz.core.learning.progress import Progress, load_progress
-from autograd_viz.core.trace import Trace
-from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.session import KernelCall, KernelSession, KernelState
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.learning.lab_grad_table import GradTable
 from autograd_viz.ui.learning.lab_predict_bar import PredictBar
 from autograd_viz.ui.learning.lab_task_list import TaskList
 
-LAB_STEP = "autograd_viz.core.learning.lab:lab_step"
 DESCENT_TASK = "lesson1.descent_10_steps"
 _ACTION_ROWS = (
     ("forward", "forward_no_grad", "item", "detach"),
@@ -74,8 +73,7 @@ class LabPane(QWidget):
         self.lab = Lab()
         self.started = False
         self._queue: list[tuple[str, str, bool]] = []  # (key, code, fresh) still to run
-        self._in_flight: tuple[str, str, str] | None = None  # (tag, key, code)
-        self._calls = 0
+        self._in_flight: tuple[KernelCall, str, str] | None = None  # (call, key, code)
         self._pending_action: str | None = None  # waiting for a prediction
         self._question: Question | None = None
         self._prediction = ""
@@ -83,8 +81,6 @@ class LabPane(QWidget):
         self._build()
         self.progress.changed.connect(self._refresh_tasks)
         self.progress.was_reset.connect(self._refresh_tasks)
-        session.call_finished.connect(self._on_result)
-        session.trace_ready.connect(self._on_trace)
         session.state_changed.connect(self._on_kernel_state)
         session.kernel_info.connect(self._on_new_kernel)
         self._refresh()
@@ -269,21 +265,19 @@ class LabPane(QWidget):
             self._refresh_enabled()
             return
         key, code, fresh = self._queue.pop(0)
-        self._calls += 1
-        tag = f"lab:{self._calls}"
-        self._in_flight = (tag, key, code)
+        call = self.session.call(lab_step, {"code": code, "fresh": fresh}, space=LAB_SPACE)
+        self._in_flight = (call, key, code)
+        call.finished.connect(lambda payload: self._on_result(call, payload))
         self._refresh_enabled()
-        self.session.call(LAB_STEP, tag, {"code": code, "fresh": fresh}, space=LAB_SPACE)
 
-    def _on_trace(self, trace: Trace) -> None:
-        if trace.source == LAB_SOURCE and self._in_flight is not None:
-            self.canvas.show_trace(trace)
-
-    def _on_result(self, tag: str, payload: dict) -> None:
-        if self._in_flight is None or tag != self._in_flight[0]:
-            return
+    def _on_result(self, call: KernelCall, payload: dict) -> None:
+        if self._in_flight is None or call is not self._in_flight[0]:
+            return  # the answer of a step given up on (the kernel restarted)
         _, key, code = self._in_flight
         self._in_flight = None
+        trace = payload.get("trace")
+        if trace is not None and trace.source == LAB_SOURCE:
+            self.canvas.show_trace(trace)
         if not payload.get("ok"):
             error = payload.get("error", {})
             self._queue.clear()
