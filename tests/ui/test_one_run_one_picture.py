@@ -100,6 +100,8 @@ def test_a_syntax_error_draws_nothing_and_says_so(qtbot, window) -> None:
     assert window.canvas.marker_count() == 0 and not trace.tensors
     assert window.run_view.message.startswith("Nothing ran: SyntaxError on line 2")
     assert window.editor.error_line == 2
+    assert not window.player_bar.play_button.isEnabled()  # no invitation to replay
+    assert "Nothing to replay" in window.player_bar.caption.text()
 
 
 def test_grad_mode_left_off_does_not_break_the_next_run(qtbot, window) -> None:

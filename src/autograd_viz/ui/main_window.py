@@ -21,7 +21,7 @@ from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
 from autograd_viz.core.platform.preferences import load_keep_variables, save_keep_variables
 from autograd_viz.core.playback.player import Player
-from autograd_viz.core.playback.run_view import RunView, ShownRun
+from autograd_viz.core.playback.run_view import RunView, ShownRun, nothing_ran
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
@@ -360,6 +360,8 @@ class MainWindow(QMainWindow):
         )
         if errors:
             summary += f" — {errors[0]['type']} on line {errors[0].get('line') or '?'}"
+        if nothing_ran(trace):
+            summary = nothing_ran(trace)
         if trace.events and trace.events[-1].get("namespace") == "kept":
             summary += "  ·  variables kept from earlier runs"
         self.statusBar().showMessage(summary)

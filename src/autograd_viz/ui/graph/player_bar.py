@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
-from autograd_viz.core.playback.run_view import RunView
+from autograd_viz.core.playback.run_view import RunView, ShownRun, nothing_ran
 
 STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
@@ -95,9 +95,10 @@ class PlayerBar(QWidget):
         self.caption.setObjectName("playerCaption")
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.caption.setFont(mono)
+        self.caption.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        # Two lines always: a one-line caption must not make the controls above it jump.
+        self.caption.setMinimumHeight(2 * self.caption.fontMetrics().lineSpacing() + 2)
+        self.caption.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -137,10 +138,21 @@ class PlayerBar(QWidget):
     # ---- the player ------------------------------------------------------------
     def follow(self, view: RunView) -> None:
         """Drive the player of whatever run `view` shows."""
-        view.run_changed.connect(lambda run: self.set_player(run.player if run else None))
 
-    def set_player(self, player: Player | None) -> None:
-        """Follow a new player (None: nothing to play)."""
+        def follow_run(run: ShownRun | None) -> None:
+            if run is None:
+                self.set_player(None)
+            elif nothing_ran(run.trace):  # no invitation to replay what did not run
+                self.set_player(
+                    None, "Nothing to replay: the code did not compile, so no line ran."
+                )
+            else:
+                self.set_player(run.player)
+
+        view.run_changed.connect(follow_run)
+
+    def set_player(self, player: Player | None, why: str = "") -> None:
+        """Follow a new player (None: nothing to play, and `why`, if said)."""
         self.pause()
         if self.player is not None:
             self.player.position_changed.disconnect(self._on_position)
@@ -160,9 +172,12 @@ class PlayerBar(QWidget):
             button.setEnabled(player is not None)
         if player is None:
             self.caption.setText(
-                "Run your code, then step through its forward and backward passes here."
+                why or "Run your code, then step through its forward and backward passes here."
             )
             self.position_label.setText("")
+            self.slider.blockSignals(True)
+            self.slider.setRange(-1, -1)  # an empty timeline, not the last run's position
+            self.slider.blockSignals(False)
             return
         player.position_changed.connect(self._on_position)
         player.mode_changed.connect(self._on_mode)
