@@ -92,3 +92,24 @@ def test_every_optimizer_sweeps() -> None:
     for name in OPTIMIZERS:
         run = sweep_optimizer(bowl.fn, bowl.start, [0.05], 5, name, bowl.minimum)
         assert run.paths.shape == (1, 6, 3) and run.grads.shape == (1, 6, 2)
+
+
+def test_what_the_kernel_writes_is_read_back_the_same() -> None:
+    """The app decodes a kernel's sweep with the inverse of the kernel's encoder."""
+    from autograd_viz.core.descent.paths import learning_rate_thresholds
+    from autograd_viz.core.descent.sweep import (
+        caption_from_json,
+        sweep_optimizer,
+        thresholds_from_json,
+        thresholds_json,
+    )
+
+    spec = FUNCTIONS["bowl"] if "bowl" in FUNCTIONS else next(iter(FUNCTIONS.values()))
+    thresholds = learning_rate_thresholds(spec.fn, spec.minimum, (0.5, 1.0))
+    assert thresholds_from_json(thresholds_json(thresholds), "start") == thresholds
+    assert thresholds_from_json(None, "start") is None
+    run = sweep_optimizer(spec.fn, (0.5, 1.0), [0.01, 0.1], 5, "sgd", spec.minimum)
+    from autograd_viz.core.descent.sweep import sweep_json
+
+    written = sweep_json(run)
+    assert [caption_from_json(c) for c in written["captions"]] == run.captions

@@ -149,6 +149,26 @@ def sweep_json(run: OptimizerSweep) -> dict[str, Any]:
     }
 
 
+def thresholds_from_json(data: dict[str, Any] | None, at: str) -> Thresholds | None:
+    """The Thresholds that `thresholds_json` wrote (None for none); `at` where it is unsaid."""
+    if not data:
+        return None
+    return Thresholds(
+        tuple(data.get("point", ())),
+        data.get("at", at),
+        tuple(data["eigenvalues"]),
+        data.get("one_step"),
+        data.get("bounce"),
+        bool(data.get("exact", False)),
+        data["note"],
+    )
+
+
+def caption_from_json(data: dict[str, Any]) -> Caption:
+    """A Caption as `sweep_json` wrote it (`steps` may be absent)."""
+    return Caption(data["kind"], data["text"], data.get("steps"))
+
+
 def sweep_in_namespace(
     namespace: dict[str, Any],
     function: str = "loss",

@@ -127,31 +127,21 @@ def _array(values: Any) -> np.ndarray:
 
 
 def _thresholds(data: dict | None, at: str) -> Thresholds | None:
-    from autograd_viz.core.descent.paths import Thresholds
+    from autograd_viz.core.descent.sweep import thresholds_from_json
 
-    if not data:
-        return None
-    return Thresholds(
-        tuple(data.get("point", ())),
-        data.get("at", at),
-        tuple(data["eigenvalues"]),
-        data.get("one_step"),
-        data.get("bounce"),
-        bool(data.get("exact", False)),
-        data["note"],
-    )
+    return thresholds_from_json(data, at)
 
 
 def sweep_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
     """The kernel's `sweep_in_namespace` answer for the user's loss(w, b), ready to draw."""
-    from autograd_viz.core.descent.paths import Caption
+    from autograd_viz.core.descent.sweep import caption_from_json
 
     runs = {
         name: Run(
             name,
             _array(data["paths"]),
             _array(data["grads"]),
-            [Caption(c["kind"], c["text"], c["steps"]) for c in data["captions"]],
+            [caption_from_json(c) for c in data["captions"]],
         )
         for name, data in result["runs"].items()
     }
@@ -173,9 +163,10 @@ def sweep_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
 
 def landscape_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
     """The kernel's `landscape_in_namespace` answer: one SGD run at one rate, on the plane."""
-    from autograd_viz.core.descent.paths import Caption, learning_rate_grid
+    from autograd_viz.core.descent.paths import learning_rate_grid
+    from autograd_viz.core.descent.sweep import caption_from_json
 
-    caption = Caption(result["caption"]["kind"], result["caption"]["text"], None)
+    caption = caption_from_json({**result["caption"], "steps": None})
     # One path, at the slider's rate: its caption stands for every slider position.
     run = Run("sgd", _array(result["path"])[None], None, [caption] * len(learning_rate_grid()))
     alphas, betas, grid = _array(result["alphas"]), _array(result["betas"]), _array(result["grid"])
