@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -14,7 +14,6 @@ from autograd_viz.core.event_base import (
     read_value,
     read_values,
     tensor_name,
-    unknown_keys,
     write_value,
     write_values,
 )
@@ -33,8 +32,8 @@ class BackwardEvent(TraceEvent):
     }  # fmt: skip
 
     call: str  # .backward(), torch.autograd.backward(), torch.autograd.grad()
-    roots: tuple[str, ...]
-    root_nodes: tuple[str | None, ...]
+    roots: Sequence[str]
+    root_nodes: Sequence[str | None]
     retain_graph: bool
     create_graph: bool
     graph_freed: bool | None  # None when the call raised
@@ -47,14 +46,14 @@ class BackwardEvent(TraceEvent):
         return cls(
             data.get("line"),
             data.get("call", ""),
-            tuple(data.get("roots", ())),
-            tuple(data.get("root_nodes", ())),
+            data.get("roots", ()),
+            data.get("root_nodes", ()),
             data.get("retain_graph", False),
             data.get("create_graph", False),
             data.get("graph_freed"),
             data.get("depth"),
             data.get("thread"),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -77,7 +76,7 @@ class BackwardEvent(TraceEvent):
 
     def tensor_ids(self) -> tuple[str, ...]:
         """The roots it starts from."""
-        return self.roots
+        return tuple(self.roots)
 
     def node_ids(self) -> tuple[str, ...]:
         """The roots' nodes."""
@@ -116,7 +115,7 @@ class BackwardEndEvent(TraceEvent):
             data.get("line"),
             data.get("depth", 0),
             data.get("ok", True),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,7 +149,7 @@ class NodeEvent(TraceEvent):
             data.get("name", ""),
             read_values(data.get("grads_in"), memo),
             read_values(data.get("grads_out"), memo),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,7 +255,7 @@ class AccumulateEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
         """From the JSON form."""
-        return cls(*_read(data, memo), data.get("node"), extra=unknown_keys(data, cls.KEYS))
+        return cls(*_read(data, memo), data.get("node"), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -295,7 +294,7 @@ class RetainedGradEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> RetainedGradEvent:
         """From the JSON form."""
-        return cls(*_read(data, memo), extra=unknown_keys(data, cls.KEYS))
+        return cls(*_read(data, memo), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -329,7 +328,7 @@ class GradResetEvent(ChangeEvent):
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradResetEvent:
         """From the JSON form."""
         how = data.get("how", ".grad =")
-        return cls(*_read(data, memo), how, extra=unknown_keys(data, cls.KEYS))
+        return cls(*_read(data, memo), how, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -351,7 +350,7 @@ class GradAssignEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradAssignEvent:
         """From the JSON form."""
-        return cls(*_read(data, memo), extra=unknown_keys(data, cls.KEYS))
+        return cls(*_read(data, memo), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -377,7 +376,7 @@ class ParamUpdateEvent(ChangeEvent):
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
         """From the JSON form."""
         how = data.get("how", "")
-        return cls(*_read(data, memo), how, extra=unknown_keys(data, cls.KEYS))
+        return cls(*_read(data, memo), how, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""

@@ -57,7 +57,24 @@ def read_value(data: Any, memo: ValueMemo | None = None) -> TensorValue | None:
 
 def read_values(data: Any, memo: ValueMemo | None = None) -> tuple[TensorValue | None, ...]:
     """A list of event values as TensorValues."""
-    return tuple(read_value(d, memo) for d in data or ())
+    if not data:
+        return ()
+    if memo is None:
+        return tuple([None if d is None else TensorValue.from_event_dict(d) for d in data])
+    # read_value inlined: this runs for every op and every backward node of a trace
+    out: list[TensorValue | None] = []
+    for d in data:
+        if d is None:
+            out.append(None)
+            continue
+        known = memo.get(id(d))
+        if known is not None and known[0] is d:
+            out.append(known[1])
+        else:
+            value = TensorValue.from_event_dict(d)
+            memo[id(d)] = (d, value)
+            out.append(value)
+    return tuple(out)
 
 
 def write_value(value: TensorValue | None) -> dict[str, Any] | None:
@@ -68,14 +85,6 @@ def write_value(value: TensorValue | None) -> dict[str, Any] | None:
 def write_values(values: tuple[TensorValue | None, ...]) -> list[dict[str, Any] | None]:
     """TensorValues as an event's list of values."""
     return [None if v is None else v.to_event_dict() for v in values]
-
-
-def unknown_keys(data: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
-    """The keys of an event this version does not know (a newer tracer's), kept so that
-    writing the event back loses nothing; None when there are none."""
-    if data.keys() <= known:
-        return None
-    return {k: v for k, v in data.items() if k not in known}
 
 
 def tensor_name(lookup: Lookup, tensor_id: str | None) -> str:
@@ -94,8 +103,10 @@ class TraceEvent:
     KEYS: ClassVar[frozenset[str]] = frozenset({"kind", "line"})
 
     line: int | None  # the user's line that was running (None when none)
-    # Keys this version does not know, written back as they came (None: none).
-    extra: Mapping[str, Any] | None = field(default=None, kw_only=True, repr=False, compare=False)
+    # The dict the event was read from, for the keys this version does not know (a newer
+    # tracer's): `to_dict` writes them back as they came. Finding them when writing, not
+    # when reading, keeps reading a trace's events cheap.
+    source: Mapping[str, Any] | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> TraceEvent:
@@ -107,8 +118,10 @@ class TraceEvent:
         raise NotImplementedError
 
     def _finish(self, out: dict[str, Any]) -> dict[str, Any]:
-        if self.extra:
-            out.update(self.extra)
+        """`out` with the source's keys this version does not know added."""
+        source = self.source
+        if source is not None and not source.keys() <= self.KEYS:
+            out.update((k, v) for k, v in source.items() if k not in self.KEYS)
         return out
 
     @property
@@ -145,8 +158,9 @@ class UnknownEvent(TraceEvent):
 
     @property  # type: ignore[misc]  # the kind is the event's own, not the class's
     def kind(self) -> str:
-        """The event's `kind`, as written."""
-        return str(self.data.get("kind", ""))
+        """The event's `kind`, as written ("" when it has none, or not a string)."""
+        kind = self.data.get("kind")
+        return kind if isinstance(kind, str) else ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> UnknownEvent:

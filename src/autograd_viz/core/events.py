@@ -41,6 +41,7 @@ from autograd_viz.core.forward_events import (
 
 __all__ = [
     "EVENT_TYPES",
+    "READ_ERRORS",
     "AccumulateEvent",
     "BackwardEndEvent",
     "BackwardEvent",
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownEvent",
     "ValueChange",
     "event_from_dict",
+    "unreadable",
 ]
 
 EVENT_TYPES: dict[str, type[TraceEvent]] = {
@@ -81,10 +83,19 @@ EVENT_TYPES: dict[str, type[TraceEvent]] = {
 }
 
 
+# What reading a malformed event dict can raise (a list where a number belongs, …).
+READ_ERRORS = (AttributeError, KeyError, TypeError, ValueError)
+
+
 def event_from_dict(data: Mapping[str, Any], memo: ValueMemo | None = None) -> TraceEvent:
     """The typed event for one event dict; an unknown kind, or a dict its kind's class
     cannot read, becomes an UnknownEvent (a trace from another version must still draw)."""
     try:
         return EVENT_TYPES.get(data.get("kind"), UnknownEvent).from_dict(data, memo)
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return UnknownEvent(None, dict(data) if isinstance(data, Mapping) else {})
+    except READ_ERRORS:
+        return unreadable(data)
+
+
+def unreadable(data: Any) -> UnknownEvent:
+    """An event dict its kind's class could not read, kept whole as an UnknownEvent."""
+    return UnknownEvent(None, dict(data) if isinstance(data, Mapping) else {})

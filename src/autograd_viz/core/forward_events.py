@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -13,7 +13,6 @@ from autograd_viz.core.event_base import (
     ValueMemo,
     read_values,
     tensor_name,
-    unknown_keys,
     write_values,
 )
 from autograd_viz.core.trace_records import TensorValue
@@ -49,7 +48,12 @@ class CompiledCall:
 
 @dataclass(frozen=True, slots=True)
 class OpEvent(TraceEvent):
-    """A torch function, tensor method or operator returned a tensor."""
+    """A torch function, tensor method or operator returned a tensor.
+
+    Its id lists are the event dict's own, shared rather than copied (a trace holds tens
+    of thousands of ops, and a copy per list was most of what typing one cost): read
+    them, never change them.
+    """
 
     kind: ClassVar[str] = "op"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
@@ -58,36 +62,36 @@ class OpEvent(TraceEvent):
     }  # fmt: skip
 
     op: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    grad_fn: tuple[str | None, ...]  # the node each output got (None: untracked)
+    inputs: Sequence[str]
+    outputs: Sequence[str]
+    grad_fn: Sequence[str | None]  # the node each output got (None: untracked)
     grad_enabled: bool
     inplace: bool
-    modules: tuple[str, ...]  # the nn.Module call stack, outermost first
+    modules: Sequence[str]  # the nn.Module call stack, outermost first
     values: tuple[TensorValue | None, ...]  # one per output
-    constants: tuple[str, ...] | None = None  # numbers passed in (absent when none)
+    constants: Sequence[str] | None = None  # numbers passed in (absent when none)
     in_backward: bool | None = None  # True inside a backward pass (absent otherwise)
     compiled: CompiledCall | None = None  # on a call of compiled code
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
         """From the JSON form."""
-        constants = data.get("constants")
         compiled = data.get("compiled")
         return cls(
             data.get("line"),
             data.get("op", ""),
-            tuple(data.get("inputs", ())),
-            tuple(data.get("outputs", ())),
-            tuple(data.get("grad_fn", ())),
+            data.get("inputs", ()),
+            data.get("outputs", ()),
+            data.get("grad_fn", ()),
             data.get("grad_enabled", True),
             data.get("inplace", False),
-            tuple(data.get("modules", ())),
-            read_values(data.get("values"), memo),
-            None if constants is None else tuple(constants),
+            data.get("modules", ()),
+            # No memo: the tracer takes each op's snapshots afresh, never shared ones.
+            read_values(data.get("values")),
+            data.get("constants"),
             data.get("in_backward"),
             None if compiled is None else CompiledCall.from_dict(compiled),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,7 +189,7 @@ class HistoryBreakEvent(TraceEvent):
             data.get("result"),
             data.get("result_requires_grad"),
             data.get("value"),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -249,7 +253,7 @@ class ErrorEvent(TraceEvent):
             data.get("message", ""),
             data.get("column"),
             data.get("traceback", ""),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -289,7 +293,7 @@ class RunEndEvent(TraceEvent):
             data.get("seconds", 0.0),
             data.get("ok", True),
             data.get("exit_code"),
-            extra=unknown_keys(data, cls.KEYS),
+            source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -39,14 +39,13 @@ def _pass_end(index: TraceIndex, ends: list[int], start: int, depth: int | None)
     """The index of the last event of the backward pass that starts at `start`: the event
     before its `backward_end` (a pass may hold ops and passes of its own), or, in a trace
     without `backward_end` events, the last of the node events that follow it."""
-    events = index.events
     if depth is not None:
         for j in ends[bisect_right(ends, start) :]:
-            e = events[j]
+            e = index.event(j)
             if isinstance(e, BackwardEndEvent) and e.depth == depth:
                 return j - 1
-    end = start
-    while end + 1 < len(events) and events[end + 1].kind in _PASS_KINDS:
+    end, last = start, index.size - 1
+    while end < last and index.event(end + 1).kind in _PASS_KINDS:
         end += 1
     return end
 

@@ -222,9 +222,9 @@ class Player:
         values: dict[str, tuple[list[int], list[Any], Any]] = {}
         grads: dict[str, tuple[list[int], list[Any], Any]] = {}
         index = self._index
-        events = index.events
+        event = index.event
         for i in index.of_kind(*_CHANGING):
-            for change in events[i].changes():
+            for change in event(i).changes():
                 table = grads if change.grad else values
                 history = table.get(change.tensor)
                 if history is None:
@@ -234,11 +234,11 @@ class Player:
         return values, grads
 
     def _build_steps(self, mode: str) -> list[Step]:
-        events = self._index.events
+        event = self._index.event
         steps: list[Step] = []
         with collections_postponed():
             for i in self._index.of_kind(*_KINDS[mode]):
-                e = events[i]
+                e = event(i)
                 if mode == FORWARD and isinstance(e, OpEvent) and e.in_backward:
                     continue  # a custom backward's op: not part of the forward pass
                 steps.append(self._step(len(steps), i, e))
