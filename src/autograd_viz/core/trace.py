@@ -16,6 +16,10 @@ docs/trace.md documents every key; in short:
     truncated    true when the node cap was reached
     notes        human-readable remarks (why something was capped)
 
+`events` stay plain dicts (the wire form, appended by the tracer as the run goes);
+`trace.index` (core/trace_index.py) holds them typed (core/events.py), with tensors and
+nodes by id, built once.
+
 `value` and `grad` are TensorValue objects ({shape, data, min, max, mean, norm, first});
 `grad` is null exactly where PyTorch's `.grad` is None. `data` holds the full nested
 list for tensors up to 10,000 elements and is null for bigger ones, which are summarised.

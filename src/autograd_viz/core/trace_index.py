@@ -73,17 +73,17 @@ class TraceIndex:
             return by_kind
         with self._lock:
             if self._by_kind is None:
-                by_kind: dict[str, list[int]] = {}
+                filed: dict[str, list[int]] = {}
                 for i, d in enumerate(self._raw):
                     try:  # the common case, kept cheap: a known kind's dict
-                        by_kind[d["kind"]].append(i)
+                        filed[d["kind"]].append(i)
                     except (KeyError, TypeError):  # a kind's first event, or an odd one
                         kind = d.get("kind") if isinstance(d, dict) else None
                         if not isinstance(kind, str):
                             kind = ""  # what UnknownEvent.kind says of it
-                        by_kind.setdefault(kind, []).append(i)
+                        filed.setdefault(kind, []).append(i)
                 self._typed = [None] * len(self._raw)
-                self._by_kind = by_kind
+                self._by_kind = filed
             return self._by_kind
 
     def _read(self, kind: str) -> list[int]:
@@ -139,7 +139,7 @@ class TraceIndex:
         """The first listed tensor bound to `name`, as its name or an alias."""
         if self._by_name is None:
             by_name: dict[str, TensorInfo] = {}
-            for t in self.tensors.values():
+            for t in self._sources[2]:
                 for n in (t.name, *t.aliases):
                     if n is not None:
                         by_name.setdefault(n, t)
