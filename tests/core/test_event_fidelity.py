@@ -24,6 +24,7 @@ from autograd_viz.core.capture._calls import HISTORY_BREAKS, SKIP, in_place, ten
 from autograd_viz.core.kernel.runner import run_source
 from tests.core.fidelity_cases import CASES
 from tests.core.recorder_regressions import REGRESSIONS
+from tests.core.test_trace_events import assert_events_round_trip
 
 EXTRA_CASES = {
     # Two consumers of y: the engine sums their gradients into one buffer (in place when it
@@ -368,6 +369,7 @@ def assert_events_agree(code: str, case: str, compare_ops: bool = True) -> None:
         torch._dynamo.reset()
     torch.manual_seed(0)
     trace = run_source(code)
+    assert_events_round_trip(trace)  # every kind, typed and back, over every case here
 
     ops = [e for e in trace.events if e["kind"] == "op"]
     if not compare_ops:

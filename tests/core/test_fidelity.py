@@ -13,6 +13,7 @@ from autograd_viz.core.capture.graph_capture import namespace_roots
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import TensorValue, Trace
 from tests.core.fidelity_cases import CASES
+from tests.core.test_trace_events import assert_events_round_trip
 
 TOLERANCE = 1e-6
 
@@ -88,6 +89,7 @@ def test_trace_agrees_with_torch(case: str) -> None:
     code = CASES[case]
     plain, plain_error = run_plain(code)
     trace = run_source(code)
+    assert_events_round_trip(trace)
     if plain_error is None:
         assert trace.error is None, trace.error
     else:

@@ -351,8 +351,7 @@ class MainWindow(QMainWindow):
             first = errors[0]
             self.editor.mark_error(int(first["line"]), f"{first['type']}: {first['message']}")
         graph = run.graph
-        ops = sum(1 for e in trace.events if e.get("kind") == "op")
-        passes = sum(1 for e in trace.events if e.get("kind") == "backward")
+        ops, passes = trace.index.count("op"), trace.index.count("backward")
         summary = (
             f"graph: {graph.count(OPERATION, ACCUMULATE)} nodes, "
             f"{graph.count(LEAF, CONSTANT, RESULT)} tensors  ·  run: {ops} ops, "

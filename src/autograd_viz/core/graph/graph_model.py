@@ -14,7 +14,12 @@ from typing import Any
 import networkx as nx
 
 from autograd_viz.core.graph.module_groups import MODULE, collapse, module_groups
-from autograd_viz.core.trace import NodeInfo, TensorInfo, TensorValue, Trace
+from autograd_viz.core.platform.gc_pause import collections_postponed
+from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
+from autograd_viz.core.trace.events import BackwardEvent, HistoryBreakEvent, OpEvent
+
+# Formatting moved to value_text.py (event captions use it too); views import it from here.
+from autograd_viz.core.trace.value_text import format_number, format_value  # noqa: F401
 
 LEAF = "leaf"  # a tensor the user created that requires grad
 CONSTANT = "constant"  # a leaf that does not require grad
@@ -64,32 +69,6 @@ class DrawnGraph:
         return sum(1 for n in self.nodes.values() if not kinds or n.kind in kinds)
 
 
-def format_number(x: object, digits: int = 4) -> str:
-    """A compact, readable number (4 significant digits), as a learner would write it."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return str(x)
-    if isinstance(x, int):
-        return str(x)
-    text = f"{x:.{digits}g}"
-    if "." not in text and "e" not in text and "n" not in text:
-        text += ".0"
-    return text
-
-
-def format_value(value: TensorValue | None) -> str:
-    """A tensor's value for a label: the number for scalars, else shape and range."""
-    if value is None:
-        return "?"
-    if not value.shape:
-        return format_number(value.data)
-    shape = "×".join(str(s) for s in value.shape)
-    if isinstance(value.data, list) and len(value.data) <= 3 and len(value.shape) == 1:
-        return "[" + ", ".join(format_number(v, 3) for v in value.data) + "]"
-    if value.min is None:
-        return f"[{shape}]"
-    return f"[{shape}] {format_number(value.min, 3)}…{format_number(value.max, 3)}"
-
-
 def _tensor_kind(t: TensorInfo) -> str:
     if not t.is_leaf:
         return RESULT
@@ -119,27 +98,25 @@ def _op_node(n: NodeInfo) -> DrawnNode:
 def reachable_nodes(trace: Trace) -> set[str]:
     """Nodes of the graph behind the user's named tensors (and behind each line's last
     backward() call), as it stands at the end of the run."""
+    index = trace.index
     nexts = {n.id: n.next for n in trace.nodes}
     stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
     # The graph a named tensor was cut from (h = y.detach()) stays in the picture, so the
     # cut itself can be drawn.
     named = {t.id for t in trace.tensors if t.name is not None}
     stack += [
-        e["grad_fn"]
-        for e in trace.events
-        if e.get("kind") == "history_break"
-        and e.get("result") in named
-        and e.get("grad_fn") in nexts
+        e.grad_fn
+        for _, e in index.each(HistoryBreakEvent)
+        if e.result in named and e.grad_fn in nexts
     ]
     # The graph a backward() ran through, also when its root was never named
     # (`(w * x).sum().backward()`): the last such graph of each source line, so a loop
     # draws its final iteration, not all of them.
     last_roots: dict[object, list[str]] = {}
-    for e in trace.events:
-        if e.get("kind") == "backward":
-            roots = [nid for nid in e.get("root_nodes", ()) if nid in nexts]
-            if roots:
-                last_roots[e.get("line")] = roots
+    for _, e in index.each(BackwardEvent):
+        roots = [nid for nid in e.root_nodes if nid in nexts]
+        if roots:
+            last_roots[e.line] = roots
     stack += [nid for roots in last_roots.values() for nid in roots]
     seen: set[str] = set()
     while stack:
@@ -157,14 +134,13 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     leaves = {n.variable for n in trace.nodes if n.id in nodes and n.variable}
     # Constants (tensors without grad) feed the ops that used them; the op events say which.
     fed: list[tuple[str, str]] = []
-    for e in trace.events:
-        if e.get("kind") == "op":
-            targets = [nid for nid in e.get("grad_fn", ()) if nid in nodes]
-            # A compiled call says which of its own nodes took each argument.
-            feeds = (e.get("compiled") or {}).get("feeds", {})
-            for tid in dict.fromkeys(e.get("inputs", ())):
-                fed_nodes = [nid for nid in feeds.get(tid, ()) if nid in nodes] or targets
-                fed.extend((tid, nid) for nid in fed_nodes)
+    for _, e in trace.index.each(OpEvent):
+        targets = [nid for nid in e.grad_fn if nid in nodes]
+        # A compiled call says which of its own nodes took each argument.
+        feeds = e.compiled.feeds if e.compiled is not None else {}
+        for tid in dict.fromkeys(e.inputs):
+            fed_nodes = [nid for nid in feeds.get(tid, ()) if nid in nodes] or targets
+            fed.extend((tid, nid) for nid in fed_nodes)
     feeders = {tid for tid, _ in fed}
     tensors = [
         t
@@ -354,36 +330,37 @@ def _banded(
 def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
     """no_grad ops on tensors that require grad, greyed beside the graph, and history
     breaks (.detach(), .data) as cut edges: what autograd did not record, drawn as such."""
-    tensors = {t.id: t for t in trace.tensors}
+    index = trace.index
+    tensors = index.tensors
     styles: dict[tuple[str, str], tuple[str, str]] = {}
-    untracked: dict[tuple[Any, str], tuple[int, dict[str, Any]]] = {}
-    for i, e in enumerate(trace.events):
-        kind = e.get("kind")
-        if kind == "op" and not e.get("grad_enabled", True):
-            inputs = [t for t in e.get("inputs", ()) if t in g and tensors[t].requires_grad]
+    untracked: dict[tuple[Any, str], tuple[int, OpEvent]] = {}
+    for i, e in index.each(OpEvent):
+        if not e.grad_enabled:
+            inputs = [t for t in e.inputs if t in g and tensors[t].requires_grad]
             if inputs:
-                untracked[(e.get("line"), e["op"])] = (i, e)
-        elif kind == "history_break" and e.get("result") in g:
-            source = e.get("tensor") if e.get("tensor") in g else e.get("grad_fn")
-            if source in g and source != e["result"]:
-                g.add_edge(source, e["result"])
-                styles[(source, e["result"])] = ("cut", f"✂ {e['how']}")
+                untracked[(e.line, e.op)] = (i, e)
+    for _, e in index.each(HistoryBreakEvent):
+        if e.result in g:
+            source = e.tensor if e.tensor in g else e.grad_fn
+            if source in g and source != e.result:
+                g.add_edge(source, e.result)
+                styles[(source, e.result)] = ("cut", f"✂ {e.how}")
     event_nodes: dict[int, str] = {}
     for n, (i, e) in enumerate(sorted(untracked.values(), key=lambda p: p[0])[-MAX_UNTRACKED:]):
         uid = f"u{n}"
-        g.add_node(
-            uid, item=DrawnNode(uid, UNTRACKED, f"{e['op']} (no_grad)", f"line {e.get('line')}")
-        )
-        ins = {t for t in e.get("inputs", ()) if t in g}
+        g.add_node(uid, item=DrawnNode(uid, UNTRACKED, f"{e.op} (no_grad)", f"line {e.line}"))
+        ins = {t for t in e.inputs if t in g}
         for t in ins:
             g.add_edge(t, uid)
             styles[(t, uid)] = ("untracked", "")
-        for t in e.get("outputs", ()):
+        for t in e.outputs:
             if t in g and t not in ins:  # an in-place update would close a loop
                 g.add_edge(uid, t)
                 styles[(uid, t)] = ("untracked", "")
         event_nodes[i] = uid
-    if not nx.is_directed_acyclic_graph(g):  # never lose the autograd picture to a loop
+    # Never lose the autograd picture to a loop. Only the edges added here can close one
+    # (with none added, the check cost a tenth of a 1,000-node layout and changed nothing).
+    if (styles or event_nodes) and not nx.is_directed_acyclic_graph(g):
         g.remove_nodes_from([u for u in list(g) if str(u).startswith("u")])
         g.remove_edges_from([edge for edge, (style, _) in styles.items() if style == "cut"])
         styles, event_nodes = {}, {}
@@ -418,6 +395,16 @@ def drawn_graph(
     """Everything a canvas needs to draw a trace's graph; modules in `collapsed` (paths
     such as `model.0`) are drawn as one box each. `previous` maps stable keys to the
     heights they had in the last picture, to keep that picture's order."""
+    # The graph is tens of thousands of small objects built beside a trace of as many:
+    # at the collector's default thresholds its full passes cost a tenth of a 10,000-node
+    # layout (measured), the more so once the trace's events are typed.
+    with collections_postponed():
+        return _drawn_graph(trace, collapsed, previous)
+
+
+def _drawn_graph(
+    trace: Trace, collapsed: set[str] | frozenset[str], previous: dict[str, float] | None
+) -> DrawnGraph:
     g = build_graph(trace)
     _add_outside_autograd(trace, g)
     groups = module_groups(trace, g)

@@ -7,6 +7,7 @@ from collections import defaultdict
 import networkx as nx
 
 from autograd_viz.core.trace import Trace
+from autograd_viz.core.trace.events import OpEvent
 
 MODULE = "module"  # the kind of a collapsed module's box
 
@@ -15,10 +16,9 @@ def module_groups(trace: Trace, g: nx.MultiDiGraph) -> dict[str, set[str]]:
     """Innermost module path → the drawn nodes it owns: the grad_fn nodes of the ops that
     ran inside it, its parameters (`model.0.weight`) and their AccumulateGrad nodes."""
     groups: dict[str, set[str]] = defaultdict(set)
-    for e in trace.events:
-        if e.get("kind") == "op" and e.get("modules"):
-            path = e["modules"][-1]
-            groups[path].update(n for n in e.get("grad_fn", ()) if n in g)
+    for _, e in trace.index.each(OpEvent):
+        if e.modules:
+            groups[e.modules[-1]].update(n for n in e.grad_fn if n in g)
     for t in trace.tensors:
         if t.name and t.id in g and "." in t.name:
             path = t.name.rsplit(".", 1)[0]

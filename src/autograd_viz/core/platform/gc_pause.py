@@ -10,21 +10,38 @@ wait; the caller's thresholds come back at the end.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 POSTPONED_THRESHOLD = (50_000, 50, 1_000_000)
 
+# The thresholds are the process's, and blocks overlap: a layout on a worker thread, a
+# player built on the GUI thread, a block inside another. Each saving and restoring for
+# itself could leave the postponed thresholds in place for good (one thread restoring
+# what another had raised), so the first block in saves and the last one out restores.
+_lock = threading.Lock()
+_open = 0
+_saved = gc.get_threshold()
+
 
 @contextmanager
 def collections_postponed() -> Iterator[None]:
-    """Raise the collector's thresholds for the duration of the block."""
-    saved = gc.get_threshold()
-    gc.set_threshold(*POSTPONED_THRESHOLD)
+    """Raise the collector's thresholds for the duration of the block (blocks may nest
+    and overlap across threads; the thresholds come back when the last one ends)."""
+    global _open, _saved
+    with _lock:
+        if _open == 0:
+            _saved = gc.get_threshold()
+            gc.set_threshold(*POSTPONED_THRESHOLD)
+        _open += 1
     try:
         yield
     finally:
-        gc.set_threshold(*saved)
+        with _lock:
+            _open -= 1
+            if _open == 0:
+                gc.set_threshold(*_saved)
 
 
 def freeze_loaded_objects() -> None:

@@ -11,10 +11,13 @@ from typing import Any
 
 from psygnal import Signal
 
-from autograd_viz.core.graph.graph_model import DrawnGraph, format_number, format_value
+from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.freeing import freed_at, freeing
 from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.core.trace.events import EVENT_TYPES, NodeEvent, OpEvent, TraceEvent
+from autograd_viz.core.trace.index import TraceIndex
+from autograd_viz.core.trace.value_text import show_value
 
 FORWARD = "forward"
 BACKWARD = "backward"
@@ -35,29 +38,15 @@ _KINDS = {
     },
 }
 _KINDS[EVERYTHING] = _KINDS[FORWARD] | _KINDS[BACKWARD]
+# The kinds whose events set a value or a .grad (each class says which: `changes()`).
+_CHANGING = tuple(k for k, c in EVENT_TYPES.items() if c.changes is not TraceEvent.changes)
 
 
-def _value(d: dict[str, Any] | None) -> TensorValue | None:
-    if d is None:
-        return None
-    known = TensorValue.__dataclass_fields__
-    return TensorValue(**{k: v for k, v in d.items() if k in known})
-
-
-def show(d: dict[str, Any] | None) -> str:
+def show(d: dict[str, Any] | TensorValue | None) -> str:
     """An event's tensor value as a label shows it ("None" for a missing grad)."""
-    return "None" if d is None else format_value(_value(d))
-
-
-def _change(e: dict[str, Any]) -> str:
-    """An event's `before → after`, as labels show values."""
-    return f"{show(e.get('before'))} → {show(e.get('after'))}"
-
-
-def _scalar(d: dict[str, Any] | None) -> float | None:
-    if d is None or d.get("shape") or not isinstance(d.get("data"), (int, float)):
-        return None
-    return float(d["data"])
+    if isinstance(d, dict):
+        d = TensorValue.from_event_dict(d)
+    return show_value(d)
 
 
 _Description = tuple[str, dict[tuple[str, str], str]]
@@ -113,12 +102,10 @@ class Player:
     def __init__(self, trace: Trace, graph: DrawnGraph) -> None:
         self.trace = trace
         self.graph = graph
-        self._names = {t.id: t.name for t in trace.tensors}
-        self._node_names = {n.id: n.name for n in trace.nodes}
-        self._nodes = {n.id: n for n in trace.nodes}
+        self._index = trace.index
         with collections_postponed():
             self._values, self._grads = self._histories()
-        self._captions = _Captions(self._names, self._nodes, graph)
+        self._captions = _Captions(self._index, graph)
         # Per mode, built when the mode is first shown.
         self._steps: dict[str, list[Step]] = {}
         self._first_lit: dict[str, dict[str, int]] = {}
@@ -200,12 +187,12 @@ class Player:
         step = self.current
         return step.event_index if step is not None else -1
 
-    def grad_at(self, tensor_id: str, event_index: int | None = None) -> dict | None:
+    def grad_at(self, tensor_id: str, event_index: int | None = None) -> TensorValue | None:
         """`.grad` of a tensor as it was right after `event_index` (default: now)."""
         index = self.event_index() if event_index is None else event_index
         return self._as_of(self._grads.get(tensor_id), index)
 
-    def value_at(self, tensor_id: str, event_index: int | None = None) -> dict | None:
+    def value_at(self, tensor_id: str, event_index: int | None = None) -> TensorValue | None:
         """A tensor's value right after `event_index` (None: not computed yet)."""
         index = self.event_index() if event_index is None else event_index
         return self._as_of(self._values.get(tensor_id), index)
@@ -224,8 +211,8 @@ class Player:
             grad = self.grad_at(t.id, index)
             tracks_grad = (t.is_leaf and t.requires_grad) or t.retains_grad
             labels[t.id] = (
-                "…" if value is None else show(value),
-                ("grad " + show(grad)) if (grad is not None or tracks_grad) else "",
+                "…" if value is None else show_value(value),
+                ("grad " + show_value(grad)) if (grad is not None or tracks_grad) else "",
             )
         return Frame(self.current, visited, labels, freed_at(self.freeing, index))
 
@@ -242,33 +229,27 @@ class Player:
         """Per tensor: (event indices, values after each, value before the first)."""
         values: dict[str, tuple[list[int], list[Any], Any]] = {}
         grads: dict[str, tuple[list[int], list[Any], Any]] = {}
-
-        def record(table: dict, key: str, index: int, after: Any, before: Any = None) -> None:
-            if key not in table:
-                table[key] = ([], [], before)
-            table[key][0].append(index)
-            table[key][1].append(after)
-
-        for i, e in enumerate(self.trace.events):
-            kind = e.get("kind")
-            if kind == "op":
-                for tid, v in zip(e.get("outputs", ()), e.get("values", ()), strict=False):
-                    record(values, tid, i, v)
-            elif kind == "param_update":
-                record(values, e["tensor"], i, e.get("after"), e.get("before"))
-            elif kind in ("accumulate", "retained_grad", "grad_reset", "grad_assign"):
-                record(grads, e["tensor"], i, e.get("after"), e.get("before"))
+        index = self._index
+        event = index.event
+        for i in index.of_kind(*_CHANGING):
+            for change in event(i).changes():
+                table = grads if change.grad else values
+                history = table.get(change.tensor)
+                if history is None:
+                    history = table[change.tensor] = ([], [], change.before)
+                history[0].append(i)
+                history[1].append(change.after)
         return values, grads
 
     def _build_steps(self, mode: str) -> list[Step]:
-        kinds = _KINDS[mode]
+        event = self._index.event
         steps: list[Step] = []
         with collections_postponed():
-            for i, e in enumerate(self.trace.events):
-                if e.get("kind") in kinds:
-                    if mode == FORWARD and e.get("in_backward"):
-                        continue  # a custom backward's op: not part of the forward pass
-                    steps.append(self._step(len(steps), i, e))
+            for i in self._index.of_kind(*_KINDS[mode]):
+                e = event(i)
+                if mode == FORWARD and isinstance(e, OpEvent) and e.in_backward:
+                    continue  # a custom backward's op: not part of the forward pass
+                steps.append(self._step(len(steps), i, e))
         return steps
 
     def _first_lit_at(self, steps: list[Step]) -> dict[str, int]:
@@ -285,45 +266,17 @@ class Player:
         # A set operation in C: a run of 50,000 ops calls this 50,000 times.
         return frozenset(self.graph.nodes.keys() & ids)
 
-    def _step(self, number: int, index: int, e: dict[str, Any]) -> Step:
-        kind = e["kind"]
-        lit: frozenset[str] = frozenset()
-        if kind == "op":
-            made = [n for n in e.get("grad_fn", ()) if n]
-            # A leaf's AccumulateGrad joins the graph with the first op that uses the leaf.
-            joined = [
-                nxt
-                for n in made
-                if n in self._nodes
-                for nxt in self._nodes[n].next
-                if nxt in self._nodes and self._nodes[nxt].variable
-            ]
-            inside = (e.get("compiled") or {}).get("nodes", ())  # a compiled call's own
-            lit = self._drawn(
-                *e.get("outputs", ()),
-                *made,
-                *inside,
-                *joined,
-                self.graph.event_nodes.get(index),
-            )
-        elif kind == "backward":
-            lit = self._drawn(*e.get("roots", ()), *e.get("root_nodes", ()))
-        elif kind == "node":
-            lit = self._drawn(e["node"])
-        elif kind == "accumulate":
-            lit = self._drawn(e["tensor"], e.get("node"))
-        elif kind in ("retained_grad", "grad_reset", "grad_assign", "param_update"):
-            lit = self._drawn(e["tensor"])
-        elif kind == "history_break":
-            lit = self._drawn(e.get("tensor"), e.get("result"))
+    def _step(self, number: int, index: int, e: TraceEvent) -> Step:
+        # An untracked (no_grad) op is drawn as a box of its own: the graph says which.
+        lit = self._drawn(*e.lights(self._index), self.graph.event_nodes.get(index))
         return Step(
             number,
             index,
-            kind,
-            e.get("line"),
+            e.kind,
+            e.line,
             lit,
             partial(self._captions.describe, e),
-            e if kind == "error" else None,
+            self.trace.events[index] if e.kind == "error" else None,
         )
 
 
@@ -331,93 +284,12 @@ class _Captions:
     """Writes steps' captions from the trace alone. Steps hold this, not their Player, so a
     Player and its steps form no reference cycle and go as soon as the view drops them."""
 
-    def __init__(self, names: dict[str, str | None], nodes: dict[str, Any], graph: DrawnGraph):
-        self._names, self._nodes, self.graph = names, nodes, graph
+    def __init__(self, index: TraceIndex, graph: DrawnGraph) -> None:
+        self._index, self.graph = index, graph
 
-    def _name(self, tid: str | None) -> str:
-        return (self._names.get(tid) or "tensor") if tid else "?"
-
-    def describe(self, e: dict[str, Any]) -> _Description:
+    def describe(self, e: TraceEvent) -> _Description:
         """A step's caption and the gradients its edges carry."""
-        kind, line = e["kind"], e.get("line")
-        where = f"line {line}: " if line else ""
         edges: dict[tuple[str, str], str] = {}
-        if kind == "op":
-            outs = ", ".join(
-                f"{self._name(t)} = {show(v)}"
-                for t, v in zip(e.get("outputs", ()), e.get("values", ()), strict=False)
-            )
-            args = ", ".join(self._name(t) for t in e.get("inputs", ()))
-            untracked = "" if e.get("grad_enabled", True) else "  (no_grad: not tracked)"
-            caption = f"{where}{e['op']}({args}) → {outs}{untracked}"
-        elif kind == "backward":
-            roots = ", ".join(self._name(t) for t in e.get("roots", ()))
-            kept = "graph kept (retain_graph)" if e.get("retain_graph") else "graph freed after"
-            caption = f"{where}{e['call']} from {roots} — {kept}"
-            if e.get("depth"):  # run by a node's own backward (a reentrant checkpoint)
-                caption += " — a backward pass run inside the one before it"
-            if e.get("thread"):
-                caption += f" — on thread {e['thread']}"
-        elif kind == "node":
-            caption, edges = self._chain_rule(e)
-        elif kind == "accumulate":
-            caption = f"{self._name(e['tensor'])}.grad: {_change(e)}  (AccumulateGrad adds)"
-        elif kind == "retained_grad":
-            caption = f"{self._name(e['tensor'])}.grad kept by retain_grad(): {_change(e)}"
-        elif kind in ("grad_reset", "grad_assign"):
-            how = e.get("how", ".grad =")
-            caption = f"{where}{self._name(e['tensor'])}{how} — .grad {_change(e)}"
-        elif kind == "param_update":
-            caption = f"{where}{e.get('how')} changed {self._name(e['tensor'])}: {_change(e)}"
-        elif kind == "history_break":
-            result = f" = {format_number(e['value'])}" if "value" in e else ""
-            caption = (
-                f"{where}{self._name(e.get('tensor'))}.{e['how']}{result} — "
-                "the result has no autograd history"
-            )
-        else:  # error
-            caption = f"{where}{e.get('type')}: {e.get('message')}"
-        return caption, edges
-
-    def _chain_rule(self, e: dict[str, Any]) -> tuple[str, dict[tuple[str, str], str]]:
-        """`MulBackward0: incoming 14 × local 3 = 42 → w` for scalars; shapes otherwise."""
-        node = self._nodes.get(e["node"])
-        grads_in = e.get("grads_in") or []
-        grads_out = e.get("grads_out") or []
-        incoming = grads_in[0] if grads_in else None
-        g_in = _scalar(incoming)
-        parts: list[str] = []
-        edges: dict[tuple[str, str], str] = {}
-        if node is not None:
-            inputs = node.next_input or list(range(len(node.next)))
-            for i, (target, slot) in enumerate(zip(node.next, inputs, strict=False)):
-                grad = grads_out[slot] if slot < len(grads_out) else None
-                source = self.graph.feeds.get((node.id, i))
-                if grad is None:
-                    continue
-                if source is not None:
-                    alias = self.graph.alias
-                    edge = (alias.get(source, source), alias.get(node.id, node.id))
-                    if edge[0] != edge[1]:
-                        edges[edge] = show(grad)
-                to = self._target_name(target)
-                g_out = _scalar(grad)
-                if g_in is not None and g_out is not None and g_in != 0:
-                    parts.append(
-                        f"incoming {format_number(g_in)} × local "
-                        f"{format_number(g_out / g_in)} = {format_number(g_out)} → {to}"
-                    )
-                else:
-                    parts.append(f"{show(grad)} → {to}")
-        name = e.get("name", "")
-        if not parts:
-            return f"{name}: receives {show(incoming)}", edges
-        return f"{name}: " + ";  ".join(parts), edges
-
-    def _target_name(self, node_id: str) -> str:
-        node = self._nodes.get(node_id)
-        if node is None:
-            return "?"
-        if node.variable:
-            return f"{self._name(node.variable)}.grad"
-        return node.name
+        if isinstance(e, NodeEvent):
+            edges = e.edge_grads(self._index, self.graph.feeds, self.graph.alias)
+        return e.caption(self._index), edges

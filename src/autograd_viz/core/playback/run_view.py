@@ -219,13 +219,9 @@ class RunView:
             return None
         index = self.event_index()
         last = len(trace.events) - 1 if index is None else index
-        found = None
-        for i, e in enumerate(trace.events):
-            if i > last:
-                break
-            if e.get("kind") == "node" and e.get("node") == node_id:
-                found = e
-        return found
+        runs = [i for i in trace.index.of_node(node_id) if trace.events[i]["kind"] == "node"]
+        before = [i for i in runs if i <= last]
+        return trace.events[before[-1]] if before else None
 
     # ---- selection ----------------------------------------------------------------
     def select(self, keys: list[str] | tuple[str, ...]) -> None:

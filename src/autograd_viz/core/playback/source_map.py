@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from autograd_viz.core.trace import Trace
+from autograd_viz.core.trace.events import OpEvent
 
 
 class SourceMap:
@@ -12,12 +13,12 @@ class SourceMap:
 
     def __init__(self, trace: Trace) -> None:
         self.line_of: dict[str, int] = {}
-        for e in trace.events:
-            if e.get("kind") != "op" or not e.get("line"):
+        for _, e in trace.index.each(OpEvent):
+            if not e.line:
                 continue
-            for key in (*e.get("outputs", ()), *e.get("grad_fn", ())):
+            for key in (*e.outputs, *e.grad_fn):
                 if key:
-                    self.line_of.setdefault(key, e["line"])
+                    self.line_of.setdefault(key, e.line)
         for node in trace.nodes:  # AccumulateGrad belongs to the line that made its leaf
             if node.variable and node.variable in self.line_of:
                 self.line_of.setdefault(node.id, self.line_of[node.variable])

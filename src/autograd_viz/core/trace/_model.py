@@ -16,6 +16,10 @@ docs/trace.md documents every key; in short:
     truncated    true when the node cap was reached
     notes        human-readable remarks (why something was capped)
 
+`events` stay plain dicts (the wire form, appended by the tracer as the run goes);
+`trace.index` (core/trace/index.py) holds them typed (core/trace/events.py), with tensors and
+nodes by id, built once.
+
 `value` and `grad` are TensorValue objects ({shape, data, min, max, mean, norm, first});
 `grad` is null exactly where PyTorch's `.grad` is None. `data` holds the full nested
 list for tensors up to 10,000 elements and is null for bigger ones, which are summarised.
@@ -24,63 +28,18 @@ list for tensors up to 10,000 elements and is null for bigger ones, which are su
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autograd_viz.core.trace._json import json_safe
+from autograd_viz.core.trace._records import NodeInfo, TensorInfo, TensorValue
+from autograd_viz.core.trace.index import TraceIndex
+
+__all__ = ["TRACE_MIME", "TRACE_VERSION", "NodeInfo", "TensorInfo", "TensorValue", "Trace"]
 
 TRACE_VERSION = 3  # 2: tensors gained `aliases`; 3: run_end `exit_code`, nested passes
 TRACE_MIME = "application/vnd.autograd-viz.trace+json"
-
-
-@dataclass
-class TensorValue:
-    """A tensor's numbers: whole when small, summarised when big."""
-
-    shape: list[int]
-    data: Any  # nested lists / a number, or None when summarised
-    min: float | None = None
-    max: float | None = None
-    mean: float | None = None
-    norm: float | None = None
-    first: list[Any] = field(default_factory=list)
-
-
-@dataclass
-class TensorInfo:
-    """One tensor as autograd sees it."""
-
-    id: str
-    name: str | None
-    shape: list[int]
-    dtype: str
-    device: str
-    requires_grad: bool
-    is_leaf: bool
-    retains_grad: bool
-    grad_fn: str | None  # id of the node that produced it
-    value: TensorValue | None
-    grad: TensorValue | None  # None exactly where PyTorch's .grad is None
-    output_nr: int = 0  # which output of grad_fn this tensor is
-    # Other variables bound to this same tensor object (`c = b.mul_(3)` makes c an alias
-    # of b; so does a leftover `for p in model.parameters()` loop variable).
-    aliases: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NodeInfo:
-    """One node of the autograd graph (a grad_fn such as MulBackward0)."""
-
-    id: str
-    name: str
-    tensor: str | None  # id of the tensor this node produced, when known
-    variable: str | None  # for AccumulateGrad: the leaf tensor it writes .grad into
-    next: list[str]  # ids of the nodes it passes gradients to (next_functions)
-    next_nr: list[int] = field(default_factory=list)  # output index of each `next` node
-    # For each `next` entry, its position in next_functions: the index of the gradient
-    # this node sends there among a node event's `grads_out`.
-    next_input: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -97,15 +56,20 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None  # the error that stopped the run, or None
     version: int = TRACE_VERSION
+    # The look-up tables, built on first use (see `index`). A field so that
+    # `Trace(**vars(trace))` still works; a copy made that way notices its own lists
+    # differ and builds its own.
+    _index: TraceIndex | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form of the trace (events are shared, not copied)."""
+        """The JSON-ready form of the trace (events and tensors' lists are shared, not
+        copied)."""
         return {
             "source": self.source,
             "torch": self.torch,
             "device": self.device,
-            "tensors": [asdict(t) for t in self.tensors],
-            "nodes": [asdict(n) for n in self.nodes],
+            "tensors": [t.to_dict() for t in self.tensors],
+            "nodes": [n.to_dict() for n in self.nodes],
             "events": list(self.events),
             "truncated": self.truncated,
             "notes": list(self.notes),
@@ -161,22 +125,36 @@ class Trace:
         """Parse a trace from a JSON string."""
         return cls.from_dict(json.loads(text))
 
+    @property
+    def index(self) -> TraceIndex:
+        """Tensors and nodes by id, the events typed and by kind: built on first use, and
+        again whenever the event, tensor or node list has grown or been replaced."""
+        index = self._index
+        if index is None or not index.built_from(self.events, self.tensors, self.nodes):
+            index = self._index = TraceIndex(self.events, self.tensors, self.nodes)
+        return index
+
     # Convenience look-ups used by views and tests.
     def tensor(self, tensor_id: str) -> TensorInfo:
-        """The tensor with this id."""
-        return next(t for t in self.tensors if t.id == tensor_id)
+        """The tensor with this id (KeyError when there is none)."""
+        return self.index.tensor(tensor_id)
 
     def tensor_named(self, name: str) -> TensorInfo | None:
         """The tensor the user bound to `name` (as its name or an alias), if any."""
-        return next((t for t in self.tensors if t.name == name or name in t.aliases), None)
+        return self.index.tensor_named(name)
 
     def node(self, node_id: str) -> NodeInfo:
-        """The node with this id."""
-        return next(n for n in self.nodes if n.id == node_id)
+        """The node with this id (KeyError when there is none)."""
+        return self.index.node(node_id)
 
     @property
     def errors(self) -> list[dict[str, Any]]:
         """The error events, in order."""
+        index = self._index
+        if index is not None and index.built_from(self.events, self.tensors, self.nodes):
+            return [self.events[i] for i in index.of_kind("error")]
+        # No index yet: while the run is recorded (runner.py asks before the last event is
+        # in) a plain scan is cheaper than building one.
         return [e for e in self.events if e.get("kind") == "error"]
 
 

@@ -174,21 +174,20 @@ class Inspector(QWidget):
             )
         ]
         if node.tensor and node.variable is None:
-            produced = next((t for t in trace.tensors if t.id == node.tensor), None)
+            produced = trace.index.tensors.get(node.tensor)
             rows.append(("produced", (produced.name or "a tensor") if produced else "a tensor"))
         if node.variable:
-            leaf = next((t for t in trace.tensors if t.id == node.variable), None)
+            leaf = trace.index.tensors.get(node.variable)
             rows.append(("writes .grad of", (leaf.name or "a leaf") if leaf else "a leaf"))
-        runs = sum(1 for e in trace.events if e.get("kind") == "node" and e.get("node") == key)
+        ran_at = [i for i in trace.index.of_node(key) if trace.events[i]["kind"] == "node"]
+        runs = len(ran_at)
         rows.append(("ran in backward", f"{runs} time{'s' if runs != 1 else ''}"))
         now = self._now(trace)
         ran = now.node_grads_now(key) if now is not None else None
         if now is not None:
             rows.append(("shown", self._moment(now)))
         if ran is None and now is None and runs:
-            ran = next(
-                e for e in reversed(trace.events) if e["kind"] == "node" and e.get("node") == key
-            )
+            ran = trace.events[ran_at[-1]]
         if ran is not None:
             rows.append(("received", ", ".join(show(g) for g in ran.get("grads_in", ())) or "—"))
             rows.append(("sent on", ", ".join(show(g) for g in ran.get("grads_out", ())) or "—"))

@@ -1,0 +1,388 @@
+"""The typed events of backward passes and of what changes `.grad` and parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from autograd_viz.core.trace._event_base import (
+    ChangeEvent,
+    Lookup,
+    TraceEvent,
+    ValueMemo,
+    read_value,
+    read_values,
+    tensor_name,
+    write_value,
+    write_values,
+)
+from autograd_viz.core.trace._records import NodeInfo, TensorValue
+from autograd_viz.core.trace.value_text import format_number, scalar, show_change, show_value
+
+
+@dataclass(frozen=True, slots=True)
+class BackwardEvent(TraceEvent):
+    """A backward call starts; its node and accumulate events follow."""
+
+    kind: ClassVar[str] = "backward"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "call", "roots", "root_nodes", "retain_graph", "create_graph", "graph_freed", "depth",
+        "thread",
+    }  # fmt: skip
+
+    call: str  # .backward(), torch.autograd.backward(), torch.autograd.grad()
+    roots: Sequence[str]
+    root_nodes: Sequence[str | None]
+    retain_graph: bool
+    create_graph: bool
+    graph_freed: bool | None  # None when the call raised
+    depth: int | None = None  # 0; 1 for a pass inside a pass (absent before version 3)
+    thread: str | None = None  # absent on the script's main thread
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> BackwardEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("call", ""),
+            data.get("roots", ()),
+            data.get("root_nodes", ()),
+            data.get("retain_graph", False),
+            data.get("create_graph", False),
+            data.get("graph_freed"),
+            data.get("depth"),
+            data.get("thread"),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out: dict[str, Any] = {
+            "kind": "backward",
+            "line": self.line,
+            "call": self.call,
+            "roots": list(self.roots),
+            "root_nodes": list(self.root_nodes),
+            "retain_graph": self.retain_graph,
+            "create_graph": self.create_graph,
+            "graph_freed": self.graph_freed,
+        }
+        if self.depth is not None:
+            out["depth"] = self.depth
+        if self.thread is not None:
+            out["thread"] = self.thread
+        return self._finish(out)
+
+    def tensor_ids(self) -> tuple[str, ...]:
+        """The roots it starts from."""
+        return tuple(self.roots)
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The roots' nodes."""
+        return tuple(n for n in self.root_nodes if n)
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The roots and their nodes."""
+        return (*self.roots, *self.root_nodes)
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 7: .backward() from loss — graph freed after`."""
+        roots = ", ".join(tensor_name(lookup, t) for t in self.roots)
+        kept = "graph kept (retain_graph)" if self.retain_graph else "graph freed after"
+        caption = f"{self.where}{self.call} from {roots} — {kept}"
+        if self.depth:  # run by a node's own backward (a reentrant checkpoint)
+            caption += " — a backward pass run inside the one before it"
+        if self.thread:
+            caption += f" — on thread {self.thread}"
+        return caption
+
+
+@dataclass(frozen=True, slots=True)
+class BackwardEndEvent(TraceEvent):
+    """A backward call returned (closing the pass its `backward` event opened)."""
+
+    kind: ClassVar[str] = "backward_end"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"depth", "ok"}
+
+    depth: int
+    ok: bool  # False when the call raised
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> BackwardEndEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("depth", 0),
+            data.get("ok", True),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out = {"kind": "backward_end", "line": self.line, "depth": self.depth, "ok": self.ok}
+        return self._finish(out)
+
+    def caption(self, lookup: Lookup) -> str:
+        """Whether the pass finished."""
+        return f"{self.where}the backward pass {'ended' if self.ok else 'raised'}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEvent(TraceEvent):
+    """The engine ran a node: the gradients it got and the ones it sent on."""
+
+    kind: ClassVar[str] = "node"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"node", "name", "grads_in", "grads_out"}
+
+    node: str
+    name: str
+    grads_in: tuple[TensorValue | None, ...]  # one per output of the node
+    grads_out: tuple[TensorValue | None, ...]  # one per next_functions entry
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> NodeEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("node", ""),
+            data.get("name", ""),
+            read_values(data.get("grads_in"), memo),
+            read_values(data.get("grads_out"), memo),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(
+            {
+                "kind": "node",
+                "line": self.line,
+                "node": self.node,
+                "name": self.name,
+                "grads_in": write_values(self.grads_in),
+                "grads_out": write_values(self.grads_out),
+            }
+        )
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The node that ran."""
+        return (self.node,)
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The node that ran."""
+        return (self.node,)
+
+    def sent(self, lookup: Lookup) -> Iterator[tuple[int, str, TensorValue]]:
+        """(position in the node's `next`, the node sent to, the gradient) for each
+        gradient it sent on."""
+        node = lookup.nodes.get(self.node)
+        if node is None:
+            return
+        grads = self.grads_out
+        inputs = node.next_input or list(range(len(node.next)))
+        for i, (target, slot) in enumerate(zip(node.next, inputs, strict=False)):
+            grad = grads[slot] if slot < len(grads) else None
+            if grad is not None:
+                yield i, target, grad
+
+    def caption(self, lookup: Lookup) -> str:
+        """The chain rule: `MulBackward0: incoming 14 × local 3 = 42 → w.grad` for scalars,
+        shapes otherwise."""
+        incoming = self.grads_in[0] if self.grads_in else None
+        g_in = scalar(incoming)
+        parts: list[str] = []
+        for _, target, grad in self.sent(lookup):
+            to = _target_name(lookup, target)
+            g_out = scalar(grad)
+            if g_in is not None and g_out is not None and g_in != 0:
+                parts.append(
+                    f"incoming {format_number(g_in)} × local "
+                    f"{format_number(g_out / g_in)} = {format_number(g_out)} → {to}"
+                )
+            else:
+                parts.append(f"{show_value(grad)} → {to}")
+        if not parts:
+            return f"{self.name}: receives {show_value(incoming)}"
+        return f"{self.name}: " + ";  ".join(parts)
+
+    def edge_grads(
+        self, lookup: Lookup, feeds: Mapping[tuple[str, int], str], alias: Mapping[str, str]
+    ) -> dict[tuple[str, str], str]:
+        """The gradient each drawn edge into this node carries, as its label shows it.
+
+        `feeds` and `alias` are the drawn graph's (DrawnGraph.feeds, .alias): where each
+        edge starts, and which box stands for a collapsed module's members.
+        """
+        edges: dict[tuple[str, str], str] = {}
+        for i, _, grad in self.sent(lookup):
+            source = feeds.get((self.node, i))
+            if source is not None:
+                edge = (alias.get(source, source), alias.get(self.node, self.node))
+                if edge[0] != edge[1]:
+                    edges[edge] = show_value(grad)
+        return edges
+
+
+def _target_name(lookup: Lookup, node_id: str) -> str:
+    node: NodeInfo | None = lookup.nodes.get(node_id)
+    if node is None:
+        return "?"
+    if node.variable:
+        return f"{tensor_name(lookup, node.variable)}.grad"
+    return node.name
+
+
+def _read(data: Mapping[str, Any], memo: ValueMemo | None) -> tuple:
+    """line, tensor, before, after: the fields every change event starts with."""
+    return (
+        data.get("line"),
+        data.get("tensor", ""),
+        read_value(data.get("before"), memo),
+        read_value(data.get("after"), memo),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AccumulateEvent(ChangeEvent):
+    """An AccumulateGrad node wrote a leaf's `.grad`."""
+
+    kind: ClassVar[str] = "accumulate"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "node", "before", "after"}
+
+    node: str | None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
+        """From the JSON form."""
+        return cls(*_read(data, memo), data.get("node"), source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(
+            {
+                "kind": "accumulate",
+                "line": self.line,
+                "tensor": self.tensor,
+                "node": self.node,
+                "before": write_value(self.before),
+                "after": write_value(self.after),
+            }
+        )
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The AccumulateGrad node."""
+        return (self.node,) if self.node else ()
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The leaf and its AccumulateGrad node."""
+        return (self.tensor, self.node)
+
+    def caption(self, lookup: Lookup) -> str:
+        """`w.grad: None → 8.0  (AccumulateGrad adds)`."""
+        change = show_change(self.before, self.after)
+        return f"{tensor_name(lookup, self.tensor)}.grad: {change}  (AccumulateGrad adds)"
+
+
+@dataclass(frozen=True, slots=True)
+class RetainedGradEvent(ChangeEvent):
+    """A backward pass changed the `.grad` of a non-leaf that called retain_grad()."""
+
+    kind: ClassVar[str] = "retained_grad"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "before", "after"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> RetainedGradEvent:
+        """From the JSON form."""
+        return cls(*_read(data, memo), source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(_change_dict(self))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`z.grad kept by retain_grad(): None → 12.0`."""
+        change = show_change(self.before, self.after)
+        return f"{tensor_name(lookup, self.tensor)}.grad kept by retain_grad(): {change}"
+
+
+def _change_dict(e: ChangeEvent, how: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": e.kind, "line": e.line, "tensor": e.tensor}
+    if how is not None:
+        out["how"] = how
+    out["before"] = write_value(e.before)
+    out["after"] = write_value(e.after)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GradResetEvent(ChangeEvent):
+    """A leaf's `.grad` was zeroed or dropped (also by `optimizer.zero_grad()`)."""
+
+    kind: ClassVar[str] = "grad_reset"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
+
+    how: str  # .grad.zero_(), .grad = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradResetEvent:
+        """From the JSON form."""
+        how = data.get("how", ".grad =")
+        return cls(*_read(data, memo), how, source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(_change_dict(self, self.how))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 9: w.grad.zero_() — .grad 8.0 → 0.0`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{tensor_name(lookup, self.tensor)}{self.how} — .grad {change}"
+
+
+@dataclass(frozen=True, slots=True)
+class GradAssignEvent(ChangeEvent):
+    """`.grad` was set to a tensor."""
+
+    kind: ClassVar[str] = "grad_assign"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "before", "after"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradAssignEvent:
+        """From the JSON form."""
+        return cls(*_read(data, memo), source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(_change_dict(self))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 5: w.grad = — .grad None → 1.0`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{tensor_name(lookup, self.tensor)}.grad = — .grad {change}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParamUpdateEvent(ChangeEvent):
+    """An optimizer step or a `.data` assignment changed a tensor's value."""
+
+    kind: ClassVar[str] = "param_update"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
+    GRAD: ClassVar[bool] = False
+
+    how: str  # SGD.step(), .data =
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
+        """From the JSON form."""
+        how = data.get("how", "")
+        return cls(*_read(data, memo), how, source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(_change_dict(self, self.how))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}"

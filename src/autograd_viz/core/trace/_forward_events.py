@@ -1,0 +1,309 @@
+"""The typed events of the forward side of a run: ops, history breaks, errors, the end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from autograd_viz.core.trace._event_base import (
+    Lookup,
+    TraceEvent,
+    ValueChange,
+    ValueMemo,
+    read_values,
+    tensor_name,
+    write_values,
+)
+from autograd_viz.core.trace._records import TensorValue
+from autograd_viz.core.trace.value_text import format_number, show_value
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCall:
+    """What one call of `torch.compile`d code ran (an op event's `compiled`)."""
+
+    ops: int  # ops the call ran that torch's function dispatch saw
+    nodes: tuple[str, ...]  # the autograd nodes those ops made
+    feeds: Mapping[str, tuple[str, ...]]  # input tensor id -> the nodes that took it
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompiledCall:
+        """From the JSON `compiled` object."""
+        feeds = data.get("feeds") or {}
+        return cls(
+            data.get("ops", 0),
+            tuple(data.get("nodes", ())),
+            {tid: tuple(nodes) for tid, nodes in feeds.items()},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON `compiled` object."""
+        return {
+            "ops": self.ops,
+            "nodes": list(self.nodes),
+            "feeds": {tid: list(nodes) for tid, nodes in self.feeds.items()},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class OpEvent(TraceEvent):
+    """A torch function, tensor method or operator returned a tensor.
+
+    Its id lists are the event dict's own, shared rather than copied (a trace holds tens
+    of thousands of ops, and a copy per list was most of what typing one cost): read
+    them, never change them.
+    """
+
+    kind: ClassVar[str] = "op"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
+        "constants", "in_backward", "compiled",
+    }  # fmt: skip
+
+    op: str
+    inputs: Sequence[str]
+    outputs: Sequence[str]
+    grad_fn: Sequence[str | None]  # the node each output got (None: untracked)
+    grad_enabled: bool
+    inplace: bool
+    modules: Sequence[str]  # the nn.Module call stack, outermost first
+    values: tuple[TensorValue | None, ...]  # one per output
+    constants: Sequence[str] | None = None  # numbers passed in (absent when none)
+    in_backward: bool | None = None  # True inside a backward pass (absent otherwise)
+    compiled: CompiledCall | None = None  # on a call of compiled code
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
+        """From the JSON form."""
+        compiled = data.get("compiled")
+        return cls(
+            data.get("line"),
+            data.get("op", ""),
+            data.get("inputs", ()),
+            data.get("outputs", ()),
+            data.get("grad_fn", ()),
+            data.get("grad_enabled", True),
+            data.get("inplace", False),
+            data.get("modules", ()),
+            # No memo: the tracer takes each op's snapshots afresh, never shared ones.
+            read_values(data.get("values")),
+            data.get("constants"),
+            data.get("in_backward"),
+            None if compiled is None else CompiledCall.from_dict(compiled),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out: dict[str, Any] = {
+            "kind": "op",
+            "line": self.line,
+            "op": self.op,
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "grad_fn": list(self.grad_fn),
+            "grad_enabled": self.grad_enabled,
+            "inplace": self.inplace,
+            "modules": list(self.modules),
+            "values": write_values(self.values),
+        }
+        if self.constants is not None:
+            out["constants"] = list(self.constants)
+        if self.in_backward is not None:
+            out["in_backward"] = self.in_backward
+        if self.compiled is not None:
+            out["compiled"] = self.compiled.to_dict()
+        return self._finish(out)
+
+    @property
+    def made(self) -> tuple[str, ...]:
+        """The nodes the op made for its outputs."""
+        return tuple(n for n in self.grad_fn if n)
+
+    def tensor_ids(self) -> tuple[str, ...]:
+        """Its inputs, then its outputs."""
+        return (*self.inputs, *self.outputs)
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The nodes it made (a compiled call's own nodes too)."""
+        inside = self.compiled.nodes if self.compiled is not None else ()
+        return (*self.made, *inside)
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """Its outputs and the nodes it made; a leaf's AccumulateGrad joins the picture
+        with the first op that uses the leaf, so it lights up then too."""
+        nodes = lookup.nodes
+        made = self.made
+        joined = [
+            nxt
+            for n in made
+            if n in nodes
+            for nxt in nodes[n].next
+            if nxt in nodes and nodes[nxt].variable
+        ]
+        inside = self.compiled.nodes if self.compiled is not None else ()
+        return (*self.outputs, *made, *inside, *joined)
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 6: mul(w, x) → y = 6.0`."""
+        outs = ", ".join(
+            f"{tensor_name(lookup, t)} = {show_value(v)}"
+            for t, v in zip(self.outputs, self.values, strict=False)
+        )
+        args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
+        untracked = "" if self.grad_enabled else "  (no_grad: not tracked)"
+        return f"{self.where}{self.op}({args}) → {outs}{untracked}"
+
+    def changes(self) -> tuple[ValueChange, ...]:
+        """Each output's value, computed now."""
+        return tuple(
+            ValueChange(t, False, None, v) for t, v in zip(self.outputs, self.values, strict=False)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryBreakEvent(TraceEvent):
+    """A tensor that requires grad became something autograd cannot follow."""
+
+    kind: ClassVar[str] = "history_break"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "how", "tensor", "grad_fn", "result", "result_requires_grad", "value",
+    }  # fmt: skip
+
+    how: str  # item(), detach(), .data, …
+    tensor: str | None
+    grad_fn: str | None
+    result: str | None = None  # a tensor result's id (absent for a Python number)
+    result_requires_grad: bool | None = None
+    value: Any = None  # a Python number result (absent for a tensor)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> HistoryBreakEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("how", ""),
+            data.get("tensor"),
+            data.get("grad_fn"),
+            data.get("result"),
+            data.get("result_requires_grad"),
+            data.get("value"),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out: dict[str, Any] = {
+            "kind": "history_break",
+            "line": self.line,
+            "how": self.how,
+            "tensor": self.tensor,
+            "grad_fn": self.grad_fn,
+        }
+        if self.result is not None:
+            out["result"] = self.result
+        if self.result_requires_grad is not None:
+            out["result_requires_grad"] = self.result_requires_grad
+        if self.value is not None:
+            out["value"] = self.value
+        return self._finish(out)
+
+    def tensor_ids(self) -> tuple[str, ...]:
+        """The tensor cut from its history and the tensor result, if any."""
+        return tuple(t for t in (self.tensor, self.result) if t)
+
+    def node_ids(self) -> tuple[str, ...]:
+        """The node behind the tensor that was cut."""
+        return (self.grad_fn,) if self.grad_fn else ()
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The tensor and its result."""
+        return (self.tensor, self.result)
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 4: y.item() = 6.0 — the result has no autograd history`."""
+        result = f" = {format_number(self.value)}" if self.value is not None else ""
+        return (
+            f"{self.where}{tensor_name(lookup, self.tensor)}.{self.how}{result} — "
+            "the result has no autograd history"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(TraceEvent):
+    """The script raised; recording stopped there."""
+
+    kind: ClassVar[str] = "error"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "type", "message", "column", "traceback",
+    }  # fmt: skip
+
+    type: str
+    message: str
+    column: int | None  # for syntax errors
+    traceback: str
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ErrorEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("type", ""),
+            data.get("message", ""),
+            data.get("column"),
+            data.get("traceback", ""),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(
+            {
+                "kind": "error",
+                "type": self.type,
+                "message": self.message,
+                "line": self.line,
+                "column": self.column,
+                "traceback": self.traceback,
+            }
+        )
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 6: RuntimeError: …` in PyTorch's own words."""
+        return f"{self.where}{self.type}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunEndEvent(TraceEvent):
+    """The script finished (always the last event)."""
+
+    kind: ClassVar[str] = "run_end"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"seconds", "ok", "exit_code"}
+
+    seconds: float
+    ok: bool
+    exit_code: int | None = None  # absent before trace version 3
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> RunEndEvent:
+        """From the JSON form."""
+        return cls(
+            data.get("line"),
+            data.get("seconds", 0.0),
+            data.get("ok", True),
+            data.get("exit_code"),
+            source=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        out = {"kind": "run_end", "line": self.line, "seconds": self.seconds, "ok": self.ok}
+        if self.exit_code is not None:
+            out["exit_code"] = self.exit_code
+        return self._finish(out)
+
+    def caption(self, lookup: Lookup) -> str:
+        """How the run ended."""
+        how = "ran to its end" if self.ok else f"stopped (exit code {self.exit_code})"
+        return f"the script {how} in {format_number(self.seconds)} s"

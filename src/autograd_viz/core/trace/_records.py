@@ -1,0 +1,136 @@
+"""What a trace lists: a tensor's numbers, its tensors and its autograd nodes.
+
+These sit below `trace.py`, the event classes and the trace index, so that all of them
+can use one `TensorValue` without importing each other in a circle. `trace.py`
+re-exports them: `from autograd_viz.core.trace import TensorValue` keeps working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+# Slots: a trace's events hold tens of thousands of these; without a __dict__ each is a
+# third of the size and one object fewer for the collector to scan.
+@dataclass(slots=True)
+class TensorValue:
+    """A tensor's numbers: whole when small, summarised when big.
+
+    The same class carries a tensor's value in the trace's tensor list and in events;
+    only their JSON differs (docs/trace.md, "Values"): `to_dict` writes the tensor form,
+    `to_event_dict` the event form.
+    """
+
+    shape: list[int]
+    data: Any  # nested lists / a number, or None when summarised
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    norm: float | None = None
+    first: Sequence[Any] = field(default_factory=list)  # () in events, which carry none
+    # Events only. A gradient batched inside the engine (`is_grads_batched=True`) has a
+    # shape but no readable numbers; inside `vmap` the leading `batch_dims` are the batch.
+    batched: bool = False
+    batch_dims: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form in the trace's tensor list (`value`, `grad`)."""
+        return {
+            "shape": self.shape,
+            "data": self.data,
+            "min": self.min,
+            "max": self.max,
+            "mean": self.mean,
+            "norm": self.norm,
+            "first": self.first,
+        }
+
+    @classmethod
+    def from_event_dict(cls, data: dict[str, Any]) -> TensorValue:
+        """A value as an event carries it (`{shape, data}` or a summary; see docs/trace.md)."""
+        if len(data) == 2 and "data" in data:  # the common `{shape, data}`: fewer look-ups
+            return cls(data.get("shape", []), data["data"], None, None, None, None, ())
+        return cls(
+            data.get("shape", []),
+            data.get("data"),
+            data.get("min"),
+            data.get("max"),
+            data.get("mean"),
+            data.get("norm"),
+            (),
+            data.get("batched", False),
+            data.get("batch_dims", 0),
+        )
+
+    def to_event_dict(self) -> dict[str, Any]:
+        """The JSON form inside an event: the summary keys only when summarised, no `first`."""
+        out: dict[str, Any] = {"shape": self.shape, "data": self.data}
+        if self.min is not None:  # the tracer writes all four or none
+            out["min"], out["max"], out["mean"], out["norm"] = (
+                self.min, self.max, self.mean, self.norm,
+            )  # fmt: skip
+        if self.batched:
+            out["batched"] = True
+        if self.batch_dims:
+            out["batch_dims"] = self.batch_dims
+        return out
+
+
+@dataclass
+class TensorInfo:
+    """One tensor as autograd sees it."""
+
+    id: str
+    name: str | None
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    retains_grad: bool
+    grad_fn: str | None  # id of the node that produced it
+    value: TensorValue | None
+    grad: TensorValue | None  # None exactly where PyTorch's .grad is None
+    output_nr: int = 0  # which output of grad_fn this tensor is
+    # Other variables bound to this same tensor object (`c = b.mul_(3)` makes c an alias
+    # of b; so does a leftover `for p in model.parameters()` loop variable).
+    aliases: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "device": self.device,
+            "requires_grad": self.requires_grad,
+            "is_leaf": self.is_leaf,
+            "retains_grad": self.retains_grad,
+            "grad_fn": self.grad_fn,
+            "value": None if self.value is None else self.value.to_dict(),
+            "grad": None if self.grad is None else self.grad.to_dict(),
+            "output_nr": self.output_nr,
+            "aliases": self.aliases,
+        }
+
+
+@dataclass
+class NodeInfo:
+    """One node of the autograd graph (a grad_fn such as MulBackward0)."""
+
+    id: str
+    name: str
+    tensor: str | None  # id of the tensor this node produced, when known
+    variable: str | None  # for AccumulateGrad: the leaf tensor it writes .grad into
+    next: list[str]  # ids of the nodes it passes gradients to (next_functions)
+    next_nr: list[int] = field(default_factory=list)  # output index of each `next` node
+    # For each `next` entry, its position in next_functions: the index of the gradient
+    # this node sends there among a node event's `grads_out`.
+    next_input: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (docs/trace.md, "Node")."""
+        return asdict(self)

@@ -1,0 +1,48 @@
+"""A tensor's numbers as labels and captions write them."""
+
+from __future__ import annotations
+
+from autograd_viz.core.trace._records import TensorValue
+
+
+def format_number(x: object, digits: int = 4) -> str:
+    """A compact, readable number (4 significant digits), as a learner would write it."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    text = f"{x:.{digits}g}"
+    if "." not in text and "e" not in text and "n" not in text:
+        text += ".0"
+    return text
+
+
+def format_value(value: TensorValue | None) -> str:
+    """A tensor's value for a label: the number for scalars, else shape and range."""
+    if value is None:
+        return "?"
+    if not value.shape:
+        return format_number(value.data)
+    shape = "×".join(str(s) for s in value.shape)
+    if isinstance(value.data, list) and len(value.data) <= 3 and len(value.shape) == 1:
+        return "[" + ", ".join(format_number(v, 3) for v in value.data) + "]"
+    if value.min is None:
+        return f"[{shape}]"
+    return f"[{shape}] {format_number(value.min, 3)}…{format_number(value.max, 3)}"
+
+
+def show_value(value: TensorValue | None) -> str:
+    """An event's tensor value as a caption shows it ("None" for a missing grad)."""
+    return "None" if value is None else format_value(value)
+
+
+def show_change(before: TensorValue | None, after: TensorValue | None) -> str:
+    """`before → after`, as captions show a changed value or `.grad`."""
+    return f"{show_value(before)} → {show_value(after)}"
+
+
+def scalar(value: TensorValue | None) -> float | None:
+    """The number of a 0-d value whose data travelled, else None."""
+    if value is None or value.shape or not isinstance(value.data, (int, float)):
+        return None
+    return float(value.data)
