@@ -155,3 +155,9 @@ def test_clear_shows_no_run_and_says_why() -> None:
     view.clear("The kernel stopped.")
     assert view.run is None and view.trace is None and not view.graph.nodes
     assert ("run", None) in seen and view.message == "The kernel stopped."
+
+
+def test_a_run_that_raised_before_any_graph_says_where() -> None:
+    view = RunView()
+    view.show(prepare_run(_trace("import torch\nq = x * 10\n")))
+    assert view.message.startswith("Nothing to draw: the run stopped with NameError on line 2")

@@ -63,6 +63,18 @@ def nothing_ran(trace: Trace) -> str | None:
     return f"Nothing ran: {error['type']}{where}. Fix it and run again (Ctrl+Enter)."
 
 
+def _no_graph(trace: Trace) -> str:
+    """What the canvas says when a run that ran drew nothing."""
+    if not trace.errors:
+        return NO_GRAPH_MESSAGE
+    error = trace.errors[0]
+    where = f" on line {error['line']}" if error.get("line") else ""
+    return (
+        f"Nothing to draw: the run stopped with {error['type']}{where} before any tensor "
+        "that requires grad existed (the console shows why)."
+    )
+
+
 class RunView:
     """The run the graph tab shows, the player's position in it, and what is selected."""
 
@@ -113,7 +125,7 @@ class RunView:
         # A change of view seeks to its start, so position_changed covers it (mode_changed
         # comes first, while the position still belongs to the old view).
         run.player.position_changed.connect(self._player_moved)
-        said = nothing_ran(run.trace) or ("" if run.graph.nodes else NO_GRAPH_MESSAGE)
+        said = nothing_ran(run.trace) or ("" if run.graph.nodes else _no_graph(run.trace))
         self._say(said)
         self.run_changed.emit(run)
         self.selection_changed.emit(())
