@@ -42,6 +42,7 @@ class ConsolePane(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.setMaximumBlockCount(MAX_LINES)
+        self.setPlaceholderText("Output: what your code prints, its errors and the kernel's news")
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse

@@ -20,6 +20,8 @@ class EditorFollowsRun(QObject):
         view.frame_changed.connect(self._step_line)
         view.inspected_changed.connect(self._inspected_line)
         view.run_changed.connect(lambda _run: editor.clear_highlight())
+        # An edit or another file makes the marked line stale: it goes with them.
+        editor.textChanged.connect(editor.clear_highlight)
         editor.cursorPositionChanged.connect(self._cursor_moved)
 
     def _step_line(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from autograd_viz.core.learning.lab import LEAVES, TENSOR_NAMES, format_number
@@ -38,8 +38,8 @@ class GradTable(QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        self._mono = QFont("monospace")
-        self._mono.setStyleHint(QFont.StyleHint.Monospace)
+        # "monospace" by name resolved to a proportional face on a machine with more fonts.
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.rows: dict[str, dict[str, str]] = {}  # name → column → text shown (for tests)
         self.why: dict[str, str] = {}  # leaf → the chain rule with torch's numbers
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QShowEvent
+from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -87,8 +87,7 @@ class LabPane(QWidget):
 
     # ---- assembly --------------------------------------------------------------
     def _build(self) -> None:
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.toggles: dict[str, QCheckBox] = {}
         top = QHBoxLayout()
         top.addWidget(QLabel("requires_grad:"))
