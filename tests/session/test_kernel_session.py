@@ -158,7 +158,7 @@ def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> N
     """…and a run asked of that dead kernel still finishes, once, saying so."""
     from jupyter_client.kernelspec import KernelSpec
 
-    from autograd_viz.session import _worker
+    from autograd_viz.session import _launch
 
     def broken_spec(self, kernel_name):
         return KernelSpec(
@@ -167,7 +167,7 @@ def test_kernel_that_cannot_start_gives_a_clear_message(qtbot, monkeypatch) -> N
             language="python",
         )
 
-    monkeypatch.setattr(_worker._OwnKernelSpecs, "get_kernel_spec", broken_spec)
+    monkeypatch.setattr(_launch.OwnKernelSpecs, "get_kernel_spec", broken_spec)
     s = KernelSession()
     with qtbot.waitSignal(s.start_failed, timeout=30_000) as failed:
         s.start()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from autograd_viz.session import KernelState
 from autograd_viz.ui.editor import document
 from autograd_viz.ui.editor.document import Choice
+from autograd_viz.ui.main_window import MainWindow
 
 
 @pytest.fixture(autouse=True)
@@ -19,3 +21,16 @@ def message_boxes(monkeypatch) -> list[tuple[str, str]]:
     monkeypatch.setattr(document, "ask_save_path", lambda *_: None)
     monkeypatch.setattr(document, "show_warning", lambda _parent, t, m: shown.append((t, m)))
     return shown
+
+
+@pytest.fixture
+def running_window(qtbot):
+    """The whole window with its own real kernel, started and idle; closed afterwards."""
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(1200, 800)
+    win.show()
+    win.session.start()
+    qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=60_000)
+    yield win
+    win.close()

@@ -22,15 +22,8 @@ LAB = (
 
 
 @pytest.fixture
-def window(qtbot):
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1200, 800)
-    win.show()
-    win.session.start()
-    qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=60_000)
-    yield win
-    win.close()
+def window(running_window):
+    return running_window
 
 
 def _run_typed(qtbot, win: MainWindow, code: str):

@@ -20,16 +20,8 @@ IN_A_ROW = ("first_graph.py", "lab_loss.py", "leaf_vs_nonleaf.py", "linear_step.
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no kept-variables setting
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.resize(1200, 800)
-    win.show()
-    win.session.start()
-    qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=60_000)
-    yield win
-    win.close()
+def window(running_window):
+    return running_window
 
 
 def _run(qtbot, win: MainWindow, code: str):

@@ -8,7 +8,6 @@ import os
 import queue
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client import KernelManager
-from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from autograd_viz.core.kernel.protocol import (
@@ -29,6 +27,7 @@ from autograd_viz.core.kernel.protocol import (
 )
 from autograd_viz.core.trace import Trace
 from autograd_viz.session._call import VERSION_MISMATCH, Request, failure
+from autograd_viz.session._launch import OwnKernelSpecs, kernel_env
 from autograd_viz.session._processes import death_reason, descendants, kill_leftovers
 
 STARTUP_TIMEOUT_S = 60.0
@@ -39,33 +38,6 @@ STREAM_BUFFER_LIMIT = 1_000_000
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _OUR_MIMES = (KERNEL_INFO_MIME, TRACE_MIME, RESULT_MIME)
-
-
-class _OwnKernelSpecs(KernelSpecManager):
-    """Always launch ipykernel with this very interpreter, whatever kernelspecs exist."""
-
-    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
-        # A frozen bundle (PyInstaller) has no Python to run `-m` with: it is its own kernel.
-        launcher = ["--kernel"] if getattr(sys, "frozen", False) else ["-m", "ipykernel_launcher"]
-        return KernelSpec(
-            argv=[
-                sys.executable,
-                *launcher,
-                "-f",
-                "{connection_file}",
-                "--HistoryManager.enabled=False",
-            ],
-            display_name="autograd-viz (Python)",
-            language="python",
-        )
-
-
-def _kernel_env() -> dict[str, str]:
-    env = dict(os.environ)
-    # The kernel imports autograd_viz.core, also when the app runs from a source tree.
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    return env
 
 
 class KernelWorker(QObject):
@@ -116,9 +88,9 @@ class KernelWorker(QObject):
                 kernel_name="autograd-viz",
                 transport="ipc",
                 ip=os.path.join(self._socket_dir, "kernel"),
-                kernel_spec_manager=_OwnKernelSpecs(),
+                kernel_spec_manager=OwnKernelSpecs(),
             )
-            self.km.start_kernel(env=_kernel_env())
+            self.km.start_kernel(env=kernel_env())
             # jupyter_client starts the kernel in a session of its own: its pid is the group.
             self.kernel_pid = getattr(self.km.provisioner, "pid", None)
             self._pgid = getattr(self.km.provisioner, "pgid", None)
