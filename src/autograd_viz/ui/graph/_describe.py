@@ -6,9 +6,9 @@ from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.trace import TensorValue, Trace
 
 
-def _data(value: TensorValue | None) -> object:
+def _data(value: TensorValue | None, missing: str) -> object:
     if value is None:
-        return "None"
+        return missing  # a .grad that torch left None; a value no event carried
     return value.data if value.data is not None else "(summarised)"
 
 
@@ -26,7 +26,7 @@ def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
             (value, exists), (grad, _) = now.value_now(key), now.grad_now(key)
         lines = [f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}"]
         if exists:
-            lines += [f"value: {_data(value)}", f".grad: {_data(grad)}"]
+            lines += [f"value: {_data(value, '(summarised)')}", f".grad: {_data(grad, 'None')}"]
         else:
             lines.append("value: not computed yet at this step")
         lines.append(
