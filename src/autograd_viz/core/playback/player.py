@@ -183,9 +183,48 @@ class Player:
 
     # ---- state at the current position --------------------------------------------
     def event_index(self) -> int:
-        """Index in trace.events of the current step (-1 at the start)."""
+        """Index in trace.events of the moment shown: the current step's event, or at the
+        start the moment before the view's first step."""
         step = self.current
-        return step.event_index if step is not None else -1
+        return step.event_index if step is not None else self.start_index()
+
+    def start_index(self, mode: str | None = None) -> int:
+        """The moment a view's start (position -1) shows. Forward and Both start before
+        everything; Backward starts just before its first step, so the forward that led
+        to the first backward() has run and its values are shown, not "…"."""
+        mode = mode or self.mode
+        if mode != BACKWARD:
+            return -1
+        steps = self.steps_in(mode)
+        return steps[0].event_index - 1 if steps else -1
+
+    def unseen_changes(self) -> str:
+        """What changed since the previous Forward step in events that view skips: a
+        Forward step after a backward() shows the .grad it wrote, and this says where it
+        came from ("" when nothing did, and in the other views)."""
+        step = self.current
+        if step is None or self.mode != FORWARD:
+            return ""
+        before = self.steps[step.number - 1].event_index if step.number else -1
+        names: dict[str, None] = {}  # ordered, without repeats
+        lines: dict[int, None] = {}
+        for i in range(before + 1, step.event_index):
+            e = self._index.event(i)
+            if e.kind not in _CHANGING:
+                continue
+            for change in e.changes():
+                if change.grad and change.tensor in self.graph.nodes:
+                    info = self._index.tensors.get(change.tensor)
+                    names[((info.name if info else None) or "tensor") + ".grad"] = None
+                    if e.line:
+                        lines[e.line] = None
+        if not names:
+            return ""
+        where = ", ".join(f"line {n}" for n in lines) or "code the trace has no line for"
+        return (
+            f"Since the previous step, {', '.join(names)} changed on {where}, which the "
+            "Forward view skips (Backward or Both replays it)."
+        )
 
     def grad_at(self, tensor_id: str, event_index: int | None = None) -> TensorValue | None:
         """`.grad` of a tensor as it was right after `event_index` (default: now)."""

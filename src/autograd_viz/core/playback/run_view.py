@@ -16,13 +16,18 @@ from psygnal import Signal
 
 from autograd_viz.core.graph.graph_model import DrawnGraph, drawn_graph
 from autograd_viz.core.platform.gc_pause import collections_postponed
-from autograd_viz.core.playback.player import Frame, Player
+from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Frame, Player
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import TensorValue, Trace
 
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
 NO_GRAPH_MESSAGE = "This run left no tensor that requires grad: nothing to draw."
 _COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+# The player's views in the learner's words: the mode buttons, captions and inspector say
+# these ("Both", not the code's "all").
+MODE_NAMES = {FORWARD: "Forward", BACKWARD: "Backward", EVERYTHING: "Both"}
+# Steps that a backward() call runs: their node was made on another line than the call.
+_IN_BACKWARD = frozenset({"node", "accumulate", "retained_grad"})
 
 
 @dataclass(frozen=True)
@@ -181,11 +186,32 @@ class RunView:
         return self.run.player.frame()
 
     def current_line(self) -> int | None:
-        """The source line of the step shown now, if any."""
+        """The source line of the step shown now, if any (for a backward node, the
+        backward() call: `current_lines` also gives the line that made the node)."""
         if self.run is None or not self._playing:
             return None
         step = self.run.player.current
         return step.line if step is not None else None
+
+    def current_lines(self) -> tuple[int | None, int | None]:
+        """The line to highlight now and the line that called it, if another: a backward
+        step highlights the line that made its node (a leaf's AccumulateGrad: the leaf's
+        line) and gives its backward() line as the caller; other steps have no caller."""
+        line = self.current_line()
+        step = self.run.player.current if line is not None else None
+        if step is None or step.kind not in _IN_BACKWARD:
+            return line, None
+        e = self.run.trace.index.event(step.event_index)
+        made = self.line_of(getattr(e, "node", None) or "") or self.line_of(
+            getattr(e, "tensor", None) or ""
+        )
+        if made is None or made == line:
+            return line, None
+        return made, line
+
+    def mode_name(self) -> str:
+        """The shown player's view as the learner's buttons name it ("" with no run)."""
+        return MODE_NAMES[self.run.player.mode] if self.run is not None else ""
 
     def event_index(self) -> int | None:
         """Index in the trace's events of the moment shown (None: the end of the run)."""

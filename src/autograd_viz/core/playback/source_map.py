@@ -22,9 +22,29 @@ class SourceMap:
         for node in trace.nodes:  # AccumulateGrad belongs to the line that made its leaf
             if node.variable and node.variable in self.line_of:
                 self.line_of.setdefault(node.id, self.line_of[node.variable])
+        self._inherit_inner_nodes(trace)
         self._ids: dict[int, list[str]] = defaultdict(list)
         for key, line in self.line_of.items():
             self._ids[line].append(key)
+
+    def _inherit_inner_nodes(self, trace: Trace) -> None:
+        """A node no op returned as a grad_fn (the TBackward0 that F.linear makes behind
+        AddmmBackward0) was made by the same call as the node that feeds it
+        gradients: it gets that node's line."""
+        nodes = trace.index.nodes
+        for _, e in trace.index.each(OpEvent):  # in order: the earliest call claims a node
+            if not e.line:
+                continue
+            stack = [n for n in e.grad_fn if n]
+            while stack:
+                node = nodes.get(stack.pop())
+                if node is None:
+                    continue
+                for inner in node.next:
+                    known = nodes.get(inner)
+                    if inner not in self.line_of and known is not None and not known.variable:
+                        self.line_of[inner] = e.line
+                        stack.append(inner)
 
     def ids_on(self, line: int) -> list[str]:
         """Every tensor and node created on `line`."""

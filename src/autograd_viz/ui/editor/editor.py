@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from PySide6.QtCore import QEvent, QRect, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFontDatabase,
@@ -32,6 +32,8 @@ _COLORS: dict[str, tuple[str, str]] = {
     "selection": ("#add6ff", "#264f78"),
     "current_line": ("#f2f6fc", "#282828"),
     "highlight": ("#fff3b0", "#4b4620"),
+    "caller": ("#e3f1e6", "#213a2a"),  # the backward() call of a highlighted node: paler
+    "caller_mark": ("#4a8a5c", "#7cc48f"),
     "error": ("#ffd7d7", "#5a1d1d"),
     "gutter": ("#f3f3f3", "#252526"),
     "gutter_text": ("#9a9a9a", "#6e7681"),
@@ -75,6 +77,7 @@ class CodeEditor(LineEditing, QPlainTextEdit):
         self._error_message = ""
         self._error_revision = -1
         self._highlighted: set[int] = set()
+        self._caller_line: int | None = None
         self._colors = _theme(dark)
 
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -181,9 +184,22 @@ class CodeEditor(LineEditing, QPlainTextEdit):
         self._refresh_selections()
 
     def clear_highlight(self) -> None:
-        """Remove the soft line highlight."""
+        """Remove the soft line highlight (and the caller's mark)."""
         self._highlighted = set()
+        self._caller_line = None
         self._refresh_selections()
+
+    def mark_caller(self, line: int | None) -> None:
+        """Mark the line that called the highlighted one (the backward() that runs the
+        highlighted line's node): a paler band and a ▶ in the gutter. None: no mark."""
+        count = self.blockCount()
+        self._caller_line = line if line is not None and 1 <= line <= count else None
+        self._refresh_selections()
+
+    @property
+    def caller_line(self) -> int | None:
+        """The 1-based line marked as the caller, or None."""
+        return self._caller_line
 
     @property
     def highlighted_lines(self) -> set[int]:
@@ -219,6 +235,8 @@ class CodeEditor(LineEditing, QPlainTextEdit):
         if not self.isReadOnly():
             selections.append(self._line_selection(current, self._colors["current_line"]))
         count = self.blockCount()
+        if self._caller_line is not None and self._caller_line <= count:
+            selections.append(self._line_selection(self._caller_line, self._colors["caller"]))
         for line in sorted(self._highlighted):
             if line <= count:
                 selections.append(self._line_selection(line, self._colors["highlight"]))
@@ -290,6 +308,19 @@ class CodeEditor(LineEditing, QPlainTextEdit):
                 painter.drawEllipse(
                     (marker - size) // 2 + 1, top + (line_height - size) // 2, size, size
                 )
+            elif self._caller_line == number + 1:  # ▶: the call that runs the highlight
+                size = max(6, round(line_height * 0.6))
+                left, mid = (marker - size) // 2 + 1, top + line_height // 2
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(QColor(self._colors["caller_mark"]))
+                painter.drawPolygon(
+                    [
+                        QPoint(left, mid - size // 2),
+                        QPoint(left + size, mid),
+                        QPoint(left, mid + size // 2),
+                    ]
+                )
             color = "gutter_current" if number == current else "gutter_text"
             painter.setPen(QColor(self._colors[color]))
             painter.drawText(
@@ -300,8 +331,13 @@ class CodeEditor(LineEditing, QPlainTextEdit):
         painter.end()
 
     def tooltip_for_line(self, line: int | None) -> str:
-        """The tooltip text for a 1-based line: the error message on the marked line, else ""."""
-        return self._error_message if line is not None and line == self._error_line else ""
+        """The tooltip text for a 1-based line: the error message on the marked line, a
+        word on the caller's mark, else ""."""
+        if line is not None and line == self._error_line:
+            return self._error_message
+        if line is not None and line == self._caller_line:
+            return "Called from here: this backward() runs the highlighted line's node."
+        return ""
 
     def _show_line_tooltip(self, event: QHelpEvent) -> None:
         text = self.tooltip_for_line(self.line_at_y(event.pos().y()))

@@ -1,6 +1,7 @@
-"""The editor follows the shown run: the line of the step being replayed is highlighted, a
-click on a graph item moves the cursor to the line that made it, and moving the cursor
-rings the items that line made."""
+"""The editor follows the shown run: the line of the step being replayed is highlighted
+(for a backward node, the line that made it, with its backward() call marked as the
+caller), a click on a graph item moves the cursor to the line that made it, and moving
+the cursor rings the items that line made."""
 
 from __future__ import annotations
 
@@ -25,9 +26,12 @@ class EditorFollowsRun(QObject):
         editor.cursorPositionChanged.connect(self._cursor_moved)
 
     def _step_line(self) -> None:
-        line = self.view.current_line()
+        # A backward step highlights the line that made its node; its backward() line is
+        # marked as the caller.
+        line, caller = self.view.current_lines()
         if line:
             self.editor.highlight_lines({line})
+            self.editor.mark_caller(caller)
         else:
             self.editor.clear_highlight()
 
@@ -39,6 +43,7 @@ class EditorFollowsRun(QObject):
         try:
             self.editor.goto_line(line)
             self.editor.highlight_lines({line})
+            self.editor.mark_caller(None)
         finally:
             self._moving_cursor = False
 

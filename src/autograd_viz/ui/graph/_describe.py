@@ -2,29 +2,46 @@
 
 from __future__ import annotations
 
-from autograd_viz.core.trace import Trace
+from autograd_viz.core.playback.run_view import RunView
+from autograd_viz.core.trace import TensorValue, Trace
 
 
-def describe(trace: Trace, key: str) -> str:
-    """Plain-text details of a tensor or node, for tooltips."""
+def _data(value: TensorValue | None, missing: str) -> object:
+    if value is None:
+        return missing  # a .grad that torch left None; a value no event carried
+    return value.data if value.data is not None else "(summarised)"
+
+
+def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
+    """Plain-text details of a tensor or node, for tooltips. Following `view` mid-replay,
+    a tensor's value and `.grad` are those of the moment its player shows (a Forward step
+    before backward() has no .grad yet), not those at the end of the run."""
+    now = view if view is not None and view.trace is trace else None
+    if now is not None and now.event_index() is None:
+        now = None  # not replaying: the canvas shows the end of the run, and so does this
     if key.startswith("t"):
         t = trace.tensor(key)
-        value = t.value.data if t.value and t.value.data is not None else "(summarised)"
-        grad = (
-            "None"
-            if t.grad is None
-            else (t.grad.data if t.grad.data is not None else "(summarised)")
+        value, grad, exists = t.value, t.grad, True
+        if now is not None:
+            (value, exists), (grad, _) = now.value_now(key), now.grad_now(key)
+        lines = [f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}"]
+        if exists:
+            lines += [f"value: {_data(value, '(summarised)')}", f".grad: {_data(grad, 'None')}"]
+        else:
+            lines.append("value: not computed yet at this step")
+        lines.append(
+            f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  retains_grad={t.retains_grad}"
         )
-        lines = [
-            f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}",
-            f"value: {value}",
-            f".grad: {grad}",
-            f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  retains_grad={t.retains_grad}",
-        ]
         if t.grad_fn:
             lines.append(f"grad_fn: {trace.node(t.grad_fn).name}")
+        if now is not None:
+            at = now.player.position
+            lines.append(
+                f"(as at {f'step {at + 1}' if at >= 0 else 'the start'} of the "
+                f"{now.mode_name()} view)"
+            )
         return "\n".join(lines)
-    node = trace.node(key)
+    node = trace.node(key)  # torch's full class name, however short the canvas draws it
     nexts = ", ".join(trace.node(n).name for n in node.next) or "none"
     text = f"{node.name}\npasses gradients to: {nexts}"
     if node.variable:

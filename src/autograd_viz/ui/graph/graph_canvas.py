@@ -435,6 +435,6 @@ class GraphCanvas(pg.PlotWidget):
                 f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
                 "did not record it (no grad_fn, no backward through it)"
             )
-        text = describe(self.trace, key)
+        text = describe(self.trace, key, self.view)
         path = self.module_of(key)
         return text + (f"\ninside {path} (double-click to collapse)" if path else "")

@@ -106,7 +106,7 @@ class Inspector(QWidget):
 
     def _moment(self, view: RunView) -> str:
         player = view.player
-        return f"at step {player.position + 1} of {len(player.steps)} ({player.mode})"
+        return f"at step {player.position + 1} of {len(player.steps)} ({view.mode_name()})"
 
     def clear(self) -> None:
         """Nothing selected."""

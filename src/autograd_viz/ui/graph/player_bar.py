@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (
 )
 
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
-from autograd_viz.core.playback.run_view import RunView, ShownRun, nothing_ran
+from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, ShownRun, nothing_ran
+from autograd_viz.ui.graph._caption_label import CaptionLabel
 
 STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
@@ -52,13 +53,13 @@ class PlayerBar(QWidget):
         self.mode_buttons = QButtonGroup(self)
         modes = QHBoxLayout()
         modes.setSpacing(0)
-        for mode, text, tip in (
-            (FORWARD, "Forward", "Each op in execution order, with its value"),
-            (BACKWARD, "Backward", "The engine's real order, the gradient on each edge"),
-            (EVERYTHING, "Both", "Every recorded event, in order"),
+        for mode, tip in (
+            (FORWARD, "Each op in execution order, with its value"),
+            (BACKWARD, "The engine's real order, the gradient on each edge"),
+            (EVERYTHING, "Every recorded event, in order"),
         ):
             button = QToolButton(self)
-            button.setText(text)
+            button.setText(MODE_NAMES[mode])
             button.setToolTip(tip)
             button.setCheckable(True)
             button.setProperty("mode", mode)
@@ -91,14 +92,12 @@ class PlayerBar(QWidget):
         self.speed.currentTextChanged.connect(self._update_interval)
         self.position_label = QLabel(self)
         self.position_label.setMinimumWidth(70)
-        self.caption = QLabel(self)
+        # Two lines always: a one-line caption must not make the controls above it jump,
+        # and a longer one is elided, whole in its tooltip.
+        self.caption = CaptionLabel(self)
         self.caption.setObjectName("playerCaption")
-        self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.caption.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        # Two lines always: a one-line caption must not make the controls above it jump.
-        self.caption.setMinimumHeight(2 * self.caption.fontMetrics().lineSpacing() + 2)
-        self.caption.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
 
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -201,13 +200,21 @@ class PlayerBar(QWidget):
         self._sync()
         step = self.player.current if self.player else None
         if step is None:
-            self.caption.setText(
-                f"Start of the {self.player.mode} view: "
-                f"{len(self.player.steps)} steps. Press ▶ or →."
-            )
+            self.caption.setText(self._start_caption(self.player))
         else:
-            self.caption.setText(step.caption)
+            note = self.player.unseen_changes()
+            self.caption.setText(step.caption + (f"\n{note}" if note else ""))
         self.frame_changed.emit()
+
+    @staticmethod
+    def _start_caption(player: Player) -> str:
+        name, count = MODE_NAMES[player.mode], len(player.steps)
+        if player.mode == BACKWARD and player.start_index() >= 0:
+            return (
+                f"Start of the {name} view: the forward has run, its values are shown. "
+                f"{count} steps. Press ▶ or →."
+            )
+        return f"Start of the {name} view: {count} steps. Press ▶ or →."
 
     def _sync(self) -> None:
         player = self.player

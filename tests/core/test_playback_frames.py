@@ -1,0 +1,198 @@
+"""What each view shows at each step of the shipped examples, with torch as the oracle: the
+Forward view has no .grad before backward(), the Backward view starts after the forward
+that led to it, and a backward step names the line that made its node and its caller."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD
+from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, prepare_run
+from autograd_viz.resources import EXAMPLES
+
+FIRST_GRAPH = (EXAMPLES / "first_graph.py").read_text(encoding="utf-8")
+LINEAR_STEP = (EXAMPLES / "linear_step.py").read_text(encoding="utf-8")
+
+
+def _view(code: str) -> RunView:
+    view = RunView()
+    view.show(prepare_run(run_source(code, "<editor>", {"__name__": "__main__"})))
+    return view
+
+
+def _line(code: str, text: str) -> int:
+    """The 1-based line of the example's source that contains `text` (once)."""
+    found = [n for n, line in enumerate(code.splitlines(), 1) if text in line]
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+def _first_graph_by_torch() -> tuple[dict[str, float], dict[str, float]]:
+    """The example's code, run here with torch: the forward values and the leaves' grads."""
+    x = torch.tensor(2.0, requires_grad=True)
+    y = torch.tensor(3.0, requires_grad=True)
+    z = x * y
+    w = z + 4
+    out = w**2
+    values = {"x": x.item(), "y": y.item(), "z": z.item(), "w": w.item(), "out": out.item()}
+    out.backward()
+    return values, {"x": x.grad.item(), "y": y.grad.item()}
+
+
+def _number(value) -> float:
+    return float(value.data)
+
+
+def test_the_forward_view_has_no_grad_before_backward_and_the_values_torch_computed() -> None:
+    values, grads = _first_graph_by_torch()
+    view = _view(FIRST_GRAPH)
+    player, trace = view.player, view.trace
+    ids = {t.name: t.id for t in trace.tensors}
+    first_backward = trace.index.of_kind("backward")[0]
+    player.set_mode(FORWARD)
+    made: set[str] = set()
+    before_backward = [s for s in player.steps if s.event_index < first_backward]
+    assert len(before_backward) == 5  # x, y, z, w, out: one step per op
+    for step in before_backward:
+        player.seek(step.number)
+        frame = player.frame()
+        made |= {t for t in step.lit if t.startswith("t")}
+        for name, key in ids.items():
+            value, grad = view.value_now(key), view.grad_now(key)
+            assert player.grad_at(key) is None and grad[0] is None
+            if name in ("x", "y"):
+                assert frame.labels[key][1] == "grad None"  # the leaf shows it has none yet
+            if key in made:
+                assert _number(value[0]) == pytest.approx(values[name])
+                assert frame.labels[key][0] != "…"
+            else:
+                assert value == (None, False) and frame.labels[key][0] == "…"
+    # The last Forward step, out.item() on the print line, comes after backward(): torch's
+    # grads are there by then, and the caption's note says where they came from.
+    player.to_end()
+    assert player.current.line == _line(FIRST_GRAPH, 'print("out ="')
+    for leaf in ("x", "y"):
+        assert _number(view.grad_now(ids[leaf])[0]) == pytest.approx(grads[leaf])
+    note = player.unseen_changes()
+    assert "x.grad" in note and "y.grad" in note
+    assert f"line {_line(FIRST_GRAPH, 'out.backward()')}" in note
+    player.seek(2)
+    assert player.unseen_changes() == ""  # between two forward ops nothing else happened
+
+
+def test_the_backward_view_starts_after_the_forward_and_the_all_view_before_everything() -> None:
+    values, _ = _first_graph_by_torch()
+    view = _view(FIRST_GRAPH)
+    player, trace = view.player, view.trace
+    ids = {t.name: t.id for t in trace.tensors}
+    player.set_mode(BACKWARD)
+    assert player.position == -1 and player.current is None
+    assert player.event_index() == trace.index.of_kind("backward")[0] - 1
+    frame = player.frame()
+    for name, key in ids.items():
+        assert _number(view.value_now(key)[0]) == pytest.approx(values[name])
+        assert frame.labels[key][0] != "…"
+        assert view.grad_now(key)[0] is None
+    assert frame.visited == set() and frame.freed == set()  # nothing has run backwards yet
+    assert view.node_grads_now(trace.tensor(ids["out"]).grad_fn) is None
+    player.set_mode(EVERYTHING)
+    frame = player.frame()
+    assert player.event_index() == -1
+    assert {frame.labels[key][0] for key in ids.values()} == {"…"}
+
+
+def test_with_two_backward_passes_the_backward_view_starts_before_the_first() -> None:
+    code = (
+        "import torch\n"
+        "x = torch.tensor(2.0, requires_grad=True)\n"
+        "y = x * 3\n"
+        "y.backward()\n"
+        "z = x * x\n"
+        "z.backward()\n"
+    )
+    view = _view(code)
+    player = view.player
+    view.player.set_mode(BACKWARD)
+    x = torch.tensor(2.0, requires_grad=True)
+    y = x * 3
+    ids = {t.name: t.id for t in view.trace.tensors}
+    assert _number(view.value_now(ids["y"])[0]) == pytest.approx(y.item())
+    assert view.value_now(ids["z"]) == (None, False)  # the second forward comes later
+    assert view.grad_now(ids["x"])[0] is None
+    y.backward()
+    z = x * x
+    z.backward()  # adds dz/dx = 2x to the 3 already there
+    player.to_end()
+    assert _number(view.grad_now(ids["x"])[0]) == pytest.approx(x.grad.item())
+    assert _number(view.value_now(ids["z"])[0]) == pytest.approx(z.item())
+
+
+def test_each_backward_step_highlights_the_line_that_made_its_node_and_its_caller() -> None:
+    view = _view(FIRST_GRAPH)
+    player, trace = view.player, view.trace
+    made_on = {
+        "PowBackward0": _line(FIRST_GRAPH, "out = w**2"),
+        "AddBackward0": _line(FIRST_GRAPH, "w = z + 4"),
+        "MulBackward0": _line(FIRST_GRAPH, "z = x * y"),
+    }
+    leaf_on = {"x": _line(FIRST_GRAPH, "x = torch.tensor"), "y": _line(FIRST_GRAPH, "y = torch")}
+    backward_line = _line(FIRST_GRAPH, "out.backward()")
+    seen: list[str] = []
+    for mode in (BACKWARD, EVERYTHING):
+        player.set_mode(mode)
+        for step in player.steps:
+            player.seek(step.number)
+            e = trace.index.event(step.event_index)
+            if step.kind == "node":
+                node = trace.node(e.node)
+                expected = (
+                    leaf_on[trace.tensor(node.variable).name]
+                    if node.variable
+                    else made_on[node.name]
+                )
+            elif step.kind == "accumulate":
+                expected = leaf_on[trace.tensor(e.tensor).name]
+            else:
+                assert view.current_lines() == (step.line, None)  # an op, backward() itself
+                continue
+            seen.append(trace.node(e.node).name)
+            assert view.current_lines() == (expected, backward_line)
+    assert set(seen) == {"PowBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"}
+
+
+def test_linear_step_backward_starts_at_torchs_loss_and_inner_nodes_have_their_line() -> None:
+    view = _view(LINEAR_STEP)
+    player, trace = view.player, view.trace
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    X = torch.randn(8, 3)
+    y_true = torch.randn(8, 1)
+    loss = torch.nn.functional.mse_loss(model(X), y_true)
+    player.set_mode(BACKWARD)
+    assert _number(view.value_now(trace.tensor_named("loss").id)[0]) == pytest.approx(loss.item())
+    model_line = _line(LINEAR_STEP, "y_pred = model(X)")
+    for step in player.steps:
+        e = trace.index.event(step.event_index)
+        if step.kind == "node" and e.name in ("TBackward0", "ReluBackward0", "AddmmBackward0"):
+            player.seek(step.number)
+            # TBackward0 is no op's grad_fn: F.linear made it inside model(X).
+            assert view.current_lines() == (model_line, _line(LINEAR_STEP, "loss.backward()"))
+
+
+def test_the_views_are_named_as_the_buttons_name_them() -> None:
+    view = _view(FIRST_GRAPH)
+    for mode, name in ((FORWARD, "Forward"), (BACKWARD, "Backward"), (EVERYTHING, "Both")):
+        view.player.set_mode(mode)
+        assert view.mode_name() == name == MODE_NAMES[mode]
+
+
+def test_captions_give_torchs_full_node_names() -> None:
+    view = _view(LINEAR_STEP)
+    player = view.player
+    player.set_mode(BACKWARD)
+    captions = [s.caption for s in player.steps if s.kind == "node"]
+    assert captions[0].startswith("MseLossBackward0: ")
+    assert any(c.startswith("AccumulateGrad: ") for c in captions)
+    assert any(c.startswith("AddmmBackward0: ") for c in captions)
