@@ -54,8 +54,8 @@ def test_one_round_gives_w_and_b_but_not_x() -> None:
     assert grads(lab) == {"w": 8.0, "x": None, "b": 4.0}
     adds = lab.state["adds"]
     assert (adds["w"]["grad"], adds["x"]["grad"], adds["b"]["grad"]) == (8.0, None, 4.0)
-    assert adds["w"]["why"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8"
-    assert adds["b"]["why"] == "∂loss/∂b = 2(w·x+b−5) = 2·2 = 4"
+    assert adds["w"]["why"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8 per forward + backward"
+    assert adds["b"]["why"] == "∂loss/∂b = 2(w·x+b−5) = 2·2 = 4 per forward + backward"
     assert "does not require grad" in adds["x"]["why"]
     w, z, loss = (lab.state["tensors"][n] for n in ("w", "z", "loss"))
     assert w["is_leaf"] and not z["is_leaf"] and z["grad"] is None
@@ -74,7 +74,7 @@ def test_x_requiring_grad_gets_twelve() -> None:
             "b": 4.0,
         }
     )
-    assert lab.state["adds"]["x"]["why"].endswith("= 2·2·3 = 12")
+    assert lab.state["adds"]["x"]["why"].endswith("= 2·2·3 = 12 per forward + backward")
     assert not tasks_done(lab.steps)["lab.w_b_not_x"]  # x has a gradient now
 
 
@@ -184,17 +184,23 @@ def test_descent_task_from_real_descent_paths() -> None:
 def test_predictions_are_judged_by_the_real_outcome() -> None:
     lab, _ = play("forward", "backward", "forward")
     question = question_for("backward", lab.state)
-    assert question.choices == ("None", "8", "16", ERROR)
+    assert question.choices == ("None", "16", "unchanged (8)", ERROR)
+    assert question.expected == "16" and question.hides == ("+ next backward",)
     before = lab.state
     lab2, _ = play("forward", "backward", "forward", "backward")
     verdict = judge(question, "8", before, lab2.last)
     assert verdict.actual == "16" and not verdict.held
     assert "added 8" in verdict.why
+    lab, _ = play("forward")
+    ahead = lab.state
     lab, _ = play("forward", "item")
-    verdict = judge(question_for("item", {}), NO, {}, lab.last)
+    verdict = judge(question_for("item", ahead), NO, ahead, lab.last)
     assert verdict.held and verdict.actual == NO
+    lab, _ = play("forward", "backward")
+    freed = question_for("backward", lab.state)
+    assert freed.expected == ERROR  # torch refuses a freed graph: "an error" is the answer
     lab, _ = play("forward", "backward", "backward")
-    verdict = judge(question, ERROR, before, lab.last)
+    verdict = judge(freed, ERROR, before, lab.last)
     assert verdict.held and SECOND_TIME.split(" the")[0] in verdict.why
 
 

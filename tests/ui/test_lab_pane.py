@@ -76,7 +76,7 @@ def test_grad_table_and_tasks_follow_real_torch(qtbot, pane) -> None:
     rows = pane.table.rows
     assert grad_column(pane) == {"w": "None", "x": "None", "b": "None"}
     assert [rows[n]["+ per backward"] for n in ("w", "x", "b")] == ["8", "None", "4"]
-    assert pane.table.why["w"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8"
+    assert pane.table.why["w"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8 per forward + backward"
     assert shown_done(pane) == set()
 
     click(qtbot, pane, "forward")
