@@ -223,3 +223,30 @@ def test_replay_plan_repeats_the_same_state() -> None:
     lab, _ = play("forward", "backward", "zero_none", "forward", "backward")
     again, _ = play(*[code for key, code in lab.replay_plan() if key != "setup"])
     assert again.state["tensors"] == lab.state["tensors"]
+
+
+def test_a_lab_error_reaches_the_console_with_a_header_and_the_lab_lines_only() -> None:
+    namespace: dict = {}
+    lab = Lab()
+    lab_step(namespace, lab.setup(), fresh=True)
+    lab_step(namespace, lab.code_for("forward"))
+    lab_step(namespace, lab.code_for("backward"))
+    with contextlib.redirect_stderr(io.StringIO()) as console:
+        step = lab_step(namespace, lab.code_for("backward"), label="backward()")
+    text = console.getvalue()
+    assert step["error"]["type"] == "RuntimeError"
+    assert text.startswith(f"Lab: backward() raised RuntimeError: {SECOND_TIME}")
+    assert '  File "<lab>", line 1' in text and "    loss.backward()" in text
+    assert "site-packages" not in text and "torch/" not in text  # torch's frames are left out
+    assert text.rstrip().endswith(step["error"]["message"])
+
+
+def test_the_picture_is_the_whole_log_so_x_stays_drawn() -> None:
+    lab, _ = play("forward", "backward")
+    namespace: dict = {}
+    lab_step(namespace, lab.setup(), fresh=True)
+    lab_step(namespace, lab.code_for("forward"))
+    picture = lab_step(namespace, lab.code_for("backward"))["trace"]
+    names = {t.name for t in picture.tensors}
+    assert {"w", "x", "b", "z", "loss"} <= names
+    assert sum(1 for e in picture.events if e.get("kind") == "backward") == 1

@@ -27,7 +27,7 @@ from autograd_viz.core.learning.lab_measure import (
     LOG_KEY,
     TENSOR_NAMES,
     describe_tensor,
-    format_number,  # noqa: F401 (re-exported: the pane, table and predictions use it)
+    format_number,
     next_backward,
     one_backward_adds,
     previews,
@@ -125,6 +125,18 @@ def setup_code(requires_grad: dict[str, bool]) -> str:
         flag = ", requires_grad=True" if requires_grad.get(name) else ""
         lines.append(f"{name} = torch.tensor({START_VALUES[name]!r}{flag}, device=device)")
     return "\n".join(lines)
+
+
+def formula_text(state: dict[str, Any]) -> str:
+    """The loss's formula with the values torch reported: `… with w = 3, … → loss = 4`."""
+    tensors = state.get("tensors", {})
+    values = ", ".join(
+        f"{n} = {format_number(tensors[n]['value'])}" for n in LEAVES if n in tensors
+    )
+    text = FORMULA + (f"     with {values}" if values else "")
+    if "loss" in tensors:
+        text += f"  →  loss = {format_number(tensors['loss']['value'])}"
+    return text
 
 
 def toggle_code(name: str, on: bool) -> str:
