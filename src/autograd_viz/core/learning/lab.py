@@ -169,8 +169,10 @@ def lab_step(
     """
     from autograd_viz.core.kernel.runner import run_source
 
-    if fresh or LOG_KEY not in namespace:
+    if fresh:
         reset_lab(namespace)
+    # A namespace lab_step did not start has no log: its copies start from what is logged.
+    namespace.setdefault(LOG_KEY, [])
     with contextlib.redirect_stderr(io.StringIO()):  # said below, with a header
         trace = run_source(code, LAB_SOURCE, namespace)
     error = trace.error
