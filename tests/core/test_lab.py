@@ -54,8 +54,8 @@ def test_one_round_gives_w_and_b_but_not_x() -> None:
     assert grads(lab) == {"w": 8.0, "x": None, "b": 4.0}
     adds = lab.state["adds"]
     assert (adds["w"]["grad"], adds["x"]["grad"], adds["b"]["grad"]) == (8.0, None, 4.0)
-    assert adds["w"]["why"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8"
-    assert adds["b"]["why"] == "∂loss/∂b = 2(w·x+b−5) = 2·2 = 4"
+    assert adds["w"]["why"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8 per forward + backward"
+    assert adds["b"]["why"] == "∂loss/∂b = 2(w·x+b−5) = 2·2 = 4 per forward + backward"
     assert "does not require grad" in adds["x"]["why"]
     w, z, loss = (lab.state["tensors"][n] for n in ("w", "z", "loss"))
     assert w["is_leaf"] and not z["is_leaf"] and z["grad"] is None
@@ -74,7 +74,7 @@ def test_x_requiring_grad_gets_twelve() -> None:
             "b": 4.0,
         }
     )
-    assert lab.state["adds"]["x"]["why"].endswith("= 2·2·3 = 12")
+    assert lab.state["adds"]["x"]["why"].endswith("= 2·2·3 = 12 per forward + backward")
     assert not tasks_done(lab.steps)["lab.w_b_not_x"]  # x has a gradient now
 
 
@@ -184,17 +184,23 @@ def test_descent_task_from_real_descent_paths() -> None:
 def test_predictions_are_judged_by_the_real_outcome() -> None:
     lab, _ = play("forward", "backward", "forward")
     question = question_for("backward", lab.state)
-    assert question.choices == ("None", "8", "16", ERROR)
+    assert question.choices == ("None", "16", "unchanged (8)", ERROR)
+    assert question.expected == "16" and question.hides == ("+ next backward",)
     before = lab.state
     lab2, _ = play("forward", "backward", "forward", "backward")
     verdict = judge(question, "8", before, lab2.last)
     assert verdict.actual == "16" and not verdict.held
     assert "added 8" in verdict.why
+    lab, _ = play("forward")
+    ahead = lab.state
     lab, _ = play("forward", "item")
-    verdict = judge(question_for("item", {}), NO, {}, lab.last)
+    verdict = judge(question_for("item", ahead), NO, ahead, lab.last)
     assert verdict.held and verdict.actual == NO
+    lab, _ = play("forward", "backward")
+    freed = question_for("backward", lab.state)
+    assert freed.expected == ERROR  # torch refuses a freed graph: "an error" is the answer
     lab, _ = play("forward", "backward", "backward")
-    verdict = judge(question, ERROR, before, lab.last)
+    verdict = judge(freed, ERROR, before, lab.last)
     assert verdict.held and SECOND_TIME.split(" the")[0] in verdict.why
 
 
@@ -217,3 +223,30 @@ def test_replay_plan_repeats_the_same_state() -> None:
     lab, _ = play("forward", "backward", "zero_none", "forward", "backward")
     again, _ = play(*[code for key, code in lab.replay_plan() if key != "setup"])
     assert again.state["tensors"] == lab.state["tensors"]
+
+
+def test_a_lab_error_reaches_the_console_with_a_header_and_the_lab_lines_only() -> None:
+    namespace: dict = {}
+    lab = Lab()
+    lab_step(namespace, lab.setup(), fresh=True)
+    lab_step(namespace, lab.code_for("forward"))
+    lab_step(namespace, lab.code_for("backward"))
+    with contextlib.redirect_stderr(io.StringIO()) as console:
+        step = lab_step(namespace, lab.code_for("backward"), label="backward()")
+    text = console.getvalue()
+    assert step["error"]["type"] == "RuntimeError"
+    assert text.startswith(f"Lab: backward() raised RuntimeError: {SECOND_TIME}")
+    assert '  File "<lab>", line 1' in text and "    loss.backward()" in text
+    assert "site-packages" not in text and "torch/" not in text  # torch's frames are left out
+    assert text.rstrip().endswith(step["error"]["message"])
+
+
+def test_the_picture_is_the_whole_log_so_x_stays_drawn() -> None:
+    lab, _ = play("forward", "backward")
+    namespace: dict = {}
+    lab_step(namespace, lab.setup(), fresh=True)
+    lab_step(namespace, lab.code_for("forward"))
+    picture = lab_step(namespace, lab.code_for("backward"))["trace"]
+    names = {t.name for t in picture.tensors}
+    assert {"w", "x", "b", "z", "loss"} <= names
+    assert sum(1 for e in picture.events if e.get("kind") == "backward") == 1

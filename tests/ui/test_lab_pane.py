@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from autograd_viz.core.learning.lab import LAB_SOURCE, lab_state
 from autograd_viz.core.learning.progress import load_progress
 from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.ui.learning.lab_grad_table import COLUMNS, NEXT
 from autograd_viz.ui.learning.lab_pane import LabPane
 from autograd_viz.ui.learning.lab_task_list import DONE, OPEN
 
@@ -65,6 +66,10 @@ def grad_column(pane: LabPane) -> dict[str, str]:
     return {n: pane.table.rows[n][".grad now"] for n in ("w", "x", "b")}
 
 
+def next_column(pane: LabPane) -> list[str]:
+    return [pane.table.rows[n][NEXT] for n in ("w", "x", "b")]
+
+
 def shown_done(pane: LabPane) -> set[str]:
     """The tasks the list shows ticked (read from the items' text, as a learner sees it)."""
     marks = {key: item.text()[0] for key, item in pane.tasks.items.items()}
@@ -73,13 +78,13 @@ def shown_done(pane: LabPane) -> set[str]:
 
 
 def test_grad_table_and_tasks_follow_real_torch(qtbot, pane) -> None:
-    rows = pane.table.rows
     assert grad_column(pane) == {"w": "None", "x": "None", "b": "None"}
-    assert [rows[n]["+ per backward"] for n in ("w", "x", "b")] == ["8", "None", "4"]
-    assert pane.table.why["w"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8"
+    assert next_column(pane) == ["—", "—", "—"]  # no loss yet: nothing to measure
+    assert pane.table.why["w"] == "∂loss/∂w = 2(w·x+b−5)·x = 2·2·2 = 8 per forward + backward"
     assert shown_done(pane) == set()
 
     click(qtbot, pane, "forward")
+    assert next_column(pane) == ["8", "nothing", "4"]  # torch's backward on a copy of the lab
     z = pane.table.rows["z"]
     assert z["grad_fn"] == "MulBackward0" and z[".grad now"] == "None (non-leaf)"
     assert shown_done(pane) == set()
@@ -87,6 +92,7 @@ def test_grad_table_and_tasks_follow_real_torch(qtbot, pane) -> None:
     assert grad_column(pane) == {"w": "8", "x": "None", "b": "4"}
     assert shown_done(pane) == {"lab.w_b_not_x", "lesson1.leaf_non_leaf"}
     assert pane.canvas.marker_count() > 0 and pane.error.text() == ""
+    assert next_column(pane) == ["RuntimeError"] * 3  # the graph is freed
 
     step = click(qtbot, pane, "backward")  # the graph was freed: torch refuses
     assert step.error["type"] == "RuntimeError"
@@ -125,6 +131,7 @@ def test_item_breaks_the_connection_and_the_prediction_is_judged(qtbot, pane) ->
     assert pane.verdict.text().startswith("✗ You predicted yes; PyTorch gave no.")
     _wait_ready(qtbot, pane)
     pane.predict_first.setChecked(False)
+    assert next_column(pane) == ["nothing", "nothing", "4"]  # what torch adds: w gets nothing
     click(qtbot, pane, "backward")
     assert grad_column(pane) == {"w": "None", "x": "None", "b": "4"}
     assert pane.table.rows["z_item"]["value"] == "6"
@@ -135,8 +142,10 @@ def test_toggle_log_script_and_replay_reproduce_the_state(qtbot, pane) -> None:
         pane.toggles["x"].click()
     assert toggled.args[0].code == "x.requires_grad_(True)"
     _wait_ready(qtbot, pane)
-    assert pane.table.rows["x"]["+ per backward"] == "12"
-    for key in ("forward", "retain_grad", "backward", "backward"):
+    for key in ("forward", "retain_grad"):
+        click(qtbot, pane, key)
+    assert next_column(pane) == ["8", "12", "4"]
+    for key in ("backward", "backward"):
         click(qtbot, pane, key)
     assert grad_column(pane) == {"w": "8", "x": "12", "b": "4"}
     assert pane.table.rows["z"][".grad now"] == "4"
@@ -201,3 +210,44 @@ def test_descent_task_follows_the_descent_view(qtbot) -> None:
         assert lab.progress.is_done("task", "lesson1.descent_10_steps")
     finally:
         session.shutdown()
+
+
+def test_predict_first_hides_the_answer_and_offers_torchs(qtbot, pane) -> None:
+    for key in ("forward", "backward", "forward"):
+        click(qtbot, pane, key)
+    column = COLUMNS.index(NEXT)
+    assert not pane.table.isColumnHidden(column) and pane.table.rows["w"][NEXT] == "8"
+    pane.predict_first.setChecked(True)
+    qtbot.mouseClick(pane.buttons["backward"], Qt.MouseButton.LeftButton)
+    assert pane.predict_bar.isVisible()
+    assert pane.table.isColumnHidden(column) and not pane.why.isVisible()
+    assert not pane.table.isColumnHidden(COLUMNS.index(".grad now"))
+    assert {"16", "an error"} <= set(pane.predict_bar.buttons)  # torch's 8 + 8 is offered
+    with qtbot.waitSignal(pane.verdict_shown, timeout=30_000) as shown:
+        qtbot.mouseClick(pane.predict_bar.buttons["16"], Qt.MouseButton.LeftButton)
+    assert shown.args[0].held and shown.args[0].actual == "16"
+    _wait_ready(qtbot, pane)
+    assert not pane.table.isColumnHidden(column) and pane.why.isVisible()
+    assert grad_column(pane)["w"] == "16"
+
+
+def test_lab_graph_is_the_graph_tabs_graph_of_the_same_code(qtbot, pane) -> None:
+    from autograd_viz.core.graph.graph_model import drawn_graph
+    from autograd_viz.core.kernel.runner import run_source
+
+    for key in ("forward", "backward"):
+        click(qtbot, pane, key)
+    qtbot.waitUntil(lambda: pane.canvas.trace is not None and not pane.canvas.laying_out)
+    with contextlib.redirect_stdout(io.StringIO()):
+        same_code = drawn_graph(run_source(pane.lab.script(), LAB_SOURCE, {"__name__": "__main__"}))
+    drawn = pane.canvas.graph
+    assert set(drawn.nodes) == set(same_code.nodes) and drawn.edges == same_code.edges
+    titles = {n.title for n in drawn.nodes.values()}
+    assert {"w", "x", "b", "z", "loss"} <= titles  # x stays drawn after backward
+    pane.canvas.repaint()
+    qtbot.waitUntil(pane.canvas._overlay.labels_fit)  # labels are drawn at this size
+    view = pane.canvas.getViewBox().sceneBoundingRect()
+    legend = pane.canvas.legend.sceneBoundingRect()
+    assert view.contains(legend), (view, legend)  # the legend's row is not cut off
+    for _sample, label in pane.canvas.legend.items:
+        assert "…" not in label.text

@@ -4,8 +4,8 @@ Every action the learner takes is a real Python statement, run for real in the k
 "lab" namespace, so the action log *is* an equivalent script. After each action
 `lab_state` reads the tensors back from torch (value, requires_grad, is_leaf, .grad,
 grad_fn); the `Lab` model keeps those readings, and the tasks in `core.lab_tasks` are
-predicates over them. Nothing here computes a gradient by hand: the "what one backward
-adds" column comes from `torch.autograd.grad` on a fresh forward.
+predicates over them. Nothing here computes a gradient by hand: what a backward or an
+action would do is measured by torch on a copy of the lab (`core.learning.lab_measure`).
 
 torch is imported inside the functions that run in the kernel, so the app's process can
 hold a `Lab` without loading torch.
@@ -14,18 +14,31 @@ hold a `Lab` without loading torch.
 from __future__ import annotations
 
 import builtins
+import contextlib
+import io
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from psygnal import Signal
 
+from autograd_viz.core.learning.lab_measure import (
+    LEAVES,
+    LOG_KEY,
+    TENSOR_NAMES,
+    describe_tensor,
+    format_number,
+    next_backward,
+    one_backward_adds,
+    previews,
+    reaches_leaves,
+    script_of,
+)
+
 LAB_SOURCE = "<lab>"  # the file name lab code runs as (traces carry it as `source`)
 LAB_SPACE = "lab"  # the kernel namespace the lab's tensors live in
-LEAVES = ("w", "x", "b")
 START_VALUES = {"w": 3.0, "x": 2.0, "b": 1.0}
 DEFAULT_REQUIRES_GRAD = {"w": True, "x": False, "b": True}
-# The names lab_state reads back, in the order the grad table shows them.
-TENSOR_NAMES = ("w", "x", "b", "z", "z_detached", "loss")
 # The loss's formula as the lesson writes it; the lab shows it with the current values.
 FORMULA = "loss = (w * x + b - 5) ** 2"
 
@@ -114,6 +127,18 @@ def setup_code(requires_grad: dict[str, bool]) -> str:
     return "\n".join(lines)
 
 
+def formula_text(state: dict[str, Any]) -> str:
+    """The loss's formula with the values torch reported: `… with w = 3, … → loss = 4`."""
+    tensors = state.get("tensors", {})
+    values = ", ".join(
+        f"{n} = {format_number(tensors[n]['value'])}" for n in LEAVES if n in tensors
+    )
+    text = FORMULA + (f"     with {values}" if values else "")
+    if "loss" in tensors:
+        text += f"  →  loss = {format_number(tensors['loss']['value'])}"
+    return text
+
+
 def toggle_code(name: str, on: bool) -> str:
     """The statement that switches a leaf's requires_grad (its .grad is kept)."""
     if name not in LEAVES:
@@ -127,25 +152,37 @@ def toggle_code(name: str, on: bool) -> str:
 def reset_lab(namespace: dict[str, Any]) -> dict[str, Any]:
     """Empty the lab's namespace in place: every tensor and graph in it is dropped."""
     namespace.clear()
-    namespace.update({"__name__": "__main__", "__builtins__": builtins})
+    namespace.update({"__name__": "__main__", "__builtins__": builtins, LOG_KEY: []})
     return {"cleared": True}
 
 
-def lab_step(namespace: dict[str, Any], code: str, fresh: bool = False) -> dict[str, Any]:
+def lab_step(
+    namespace: dict[str, Any], code: str, fresh: bool = False, label: str = ""
+) -> dict[str, Any]:
     """Run one action under capture, then read the lab's state back from torch.
 
     `fresh` empties the namespace first (Reset and Replay start from nothing). The
-    result carries the run's Trace (the app draws it), the error torch raised, if any,
-    how many backward calls the engine saw, and `lab_state` afterwards.
+    result carries the picture of the whole log (the trace the Graph tab would draw for
+    `script_of(log)`, so every tensor the graph was built from is in it), the error torch
+    raised, if any, how many backward calls the engine saw, and `lab_state` afterwards. A
+    traceback reaches the console under a "Lab: …" header, with the lab's own lines only.
     """
     from autograd_viz.core.kernel.runner import run_source
 
     if fresh:
         reset_lab(namespace)
-    trace = run_source(code, LAB_SOURCE, namespace)
+    # A namespace lab_step did not start has no log: its copies start from what is logged.
+    namespace.setdefault(LOG_KEY, [])
+    with contextlib.redirect_stderr(io.StringIO()):  # said below, with a header
+        trace = run_source(code, LAB_SOURCE, namespace)
     error = trace.error
+    namespace[LOG_KEY].append({"code": code, "error": None if error is None else error["type"]})
+    if error is not None:
+        sys.stderr.write(console_report(label or code.splitlines()[0], error))
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        picture = run_source(script_of(namespace[LOG_KEY]), LAB_SOURCE, {"__name__": "__main__"})
     return {
-        "trace": trace,
+        "trace": picture,
         "error": None
         if error is None
         else {"type": error["type"], "message": error["message"], "line": error.get("line")},
@@ -154,43 +191,53 @@ def lab_step(namespace: dict[str, Any], code: str, fresh: bool = False) -> dict[
     }
 
 
+def console_report(label: str, error: dict[str, Any]) -> str:
+    """What the console gets for a lab action that raised: a header naming the action, then
+    the traceback with only the lab's own frames (torch's internals are not the learner's)."""
+    message = error["message"]
+    first = message.split(". ")[0].split(" (")[0].rstrip(".")  # the whole text closes it
+    lines = [f"Lab: {label} raised {error['type']}: {first}"]
+    blocks = _traceback_frames(error.get("traceback") or "")
+    lines.append("Traceback (most recent call last):")
+    lines.extend(block for block in blocks if block.startswith(f'  File "{LAB_SOURCE}"'))
+    lines.append(f"{error['type']}: {message}" if message else error["type"])
+    return "\n".join(lines) + "\n"
+
+
+def _traceback_frames(text: str) -> list[str]:
+    """The frame blocks of a formatted traceback ('  File …' and the lines under it)."""
+    blocks: list[str] = []
+    for line in text.splitlines():
+        if line.startswith('  File "'):
+            blocks.append(line)
+        elif blocks and line.startswith("    "):
+            blocks[-1] += "\n" + line
+        elif blocks:
+            break  # the exception's own lines: the frames are over
+    return blocks
+
+
 def lab_state(namespace: dict[str, Any]) -> dict[str, Any]:
-    """The lab's tensors as torch has them now, and what one backward would add."""
+    """The lab's tensors as torch has them now, and what actions would do, measured by
+    torch on copies of the lab (its log replayed in a fresh namespace)."""
     import torch
 
     tensors = {
-        name: _describe(value)
+        name: describe_tensor(value)
         for name in TENSOR_NAMES
         if isinstance(value := namespace.get(name), torch.Tensor)
     }
     item = namespace.get("z_item")
     loss = namespace.get("loss")
+    log = namespace.get(LOG_KEY) or []
     return {
         "tensors": tensors,
         "z_item": float(item) if isinstance(item, (int, float)) else None,
         "forward": _forward_serial(namespace, loss),
-        "reaches": _reaches(namespace, loss),
-        "adds": one_backward_adds(namespace),
-    }
-
-
-def _number(t: Any) -> Any:
-    t = t.detach().cpu()
-    return t.item() if t.numel() == 1 else t.tolist()
-
-
-def _describe(t: Any) -> dict[str, Any]:
-    # A non-leaf's .grad is None unless it retains it; reading it anyway only warns.
-    keeps_grad = t.is_leaf or t.retains_grad
-    grad = t.grad if keeps_grad else None
-    return {
-        "value": _number(t),
-        "requires_grad": t.requires_grad,
-        "is_leaf": t.is_leaf,
-        "retains_grad": t.retains_grad,
-        "grad": None if grad is None else _number(grad),
-        "grad_fn": None if t.grad_fn is None else type(t.grad_fn).__name__,
-        "device": str(t.device),
+        "reaches": reaches_leaves(namespace, loss),
+        "adds": one_backward_adds(namespace, ACTIONS["forward"].code),
+        "next_backward": next_backward(log) if log else {},
+        "previews": previews(log, {k: a.code for k, a in ACTIONS.items()}) if log else {},
     }
 
 
@@ -206,74 +253,6 @@ def _forward_serial(namespace: dict[str, Any], loss: Any) -> int | None:
         namespace["_lab_forwards"] = serial
         loss._lab_forward = serial
     return serial
-
-
-def _reaches(namespace: dict[str, Any], loss: Any) -> dict[str, bool]:
-    """For each leaf: does the current loss's graph lead back to it (an AccumulateGrad)?"""
-    import torch
-
-    found: set[int] = set()
-    root = loss.grad_fn if isinstance(loss, torch.Tensor) else None
-    todo, seen = ([root] if root is not None else []), set()
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            found.add(id(variable))
-        todo.extend(n for n, _ in node.next_functions if n is not None)
-    return {
-        name: id(namespace.get(name)) in found
-        for name in LEAVES
-        if isinstance(namespace.get(name), torch.Tensor)
-    }
-
-
-def one_backward_adds(namespace: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """What one backward of a fresh forward adds to each leaf's .grad, and why.
-
-    torch computes the numbers (autograd.grad on copies of w, x, b with their current
-    values and requires_grad); the "why" is the chain rule with those numbers written in.
-    """
-    import torch
-
-    leaves = {name: namespace.get(name) for name in LEAVES}
-    if not all(isinstance(t, torch.Tensor) for t in leaves.values()):
-        return {}
-    with torch.enable_grad():
-        fresh = {n: t.detach().clone().requires_grad_(t.requires_grad) for n, t in leaves.items()}
-        inner = fresh["w"] * fresh["x"] + fresh["b"] - 5
-        loss = inner**2
-        wanted = [n for n in LEAVES if fresh[n].requires_grad]
-        grads = torch.autograd.grad(loss, [fresh[n] for n in wanted]) if wanted else ()
-    got = {n: _number(g) for n, g in zip(wanted, grads, strict=True)}
-    values = {n: format_number(_number(t)) for n, t in fresh.items()}
-    inner_text = format_number(_number(inner))
-    formulas = {
-        "w": f"∂loss/∂w = 2(w·x+b−5)·x = 2·{inner_text}·{values['x']}",
-        "x": f"∂loss/∂x = 2(w·x+b−5)·w = 2·{inner_text}·{values['w']}",
-        "b": f"∂loss/∂b = 2(w·x+b−5) = 2·{inner_text}",
-    }
-    reaches = _reaches(namespace, namespace.get("loss"))
-    adds: dict[str, dict[str, Any]] = {}
-    for name in LEAVES:
-        if name not in got:
-            why = f"{name} does not require grad, so backward leaves {name}.grad None"
-        else:
-            why = f"{formulas[name]} = {format_number(got[name])}"
-            if isinstance(namespace.get("loss"), torch.Tensor) and not reaches.get(name):
-                why += f"; but the current loss has no path back to {name}"
-        adds[name] = {"grad": got.get(name), "why": why}
-    return adds
-
-
-def format_number(value: Any) -> str:
-    """A number as the lesson writes it: 8, 2.5, −3 (no trailing .0)."""
-    if isinstance(value, float):
-        return f"{value:g}".replace("-", "−")
-    return str(value)
 
 
 # ---- in the app ------------------------------------------------------------------
@@ -365,15 +344,6 @@ class Lab:
 
     def script(self) -> str:
         """The log as a Python script that does what the learner did, errors included."""
-        parts = ["# The autograd lab, as a script: every action in order."]
-        for step in self.steps:
-            if step.error is None:
-                parts.append(step.code)
-                continue
-            body = "\n".join("    " + line for line in step.code.splitlines())
-            parts.append(
-                f"try:  # PyTorch raised {step.error['type']} here\n{body}\n"
-                "except Exception as error:\n"
-                '    print(f"{type(error).__name__}: {error}")'
-            )
-        return "\n".join(parts) + "\n"
+        return script_of(
+            [{"code": s.code, "error": s.error["type"] if s.error else None} for s in self.steps]
+        )

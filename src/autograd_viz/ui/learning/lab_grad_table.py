@@ -1,4 +1,9 @@
-"""The lab's grad table: each tensor as torch reported it, and what one backward adds."""
+"""The lab's grad table: each tensor as torch reported it, and what the next backward adds.
+
+"+ next backward" is measured, not derived: torch ran `loss.backward()` on a copy of the lab
+(its log replayed) and the column shows the difference of each leaf's .grad, or the error
+that backward raises, or nothing when there is no loss yet.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 from autograd_viz.core.learning.lab import LEAVES, TENSOR_NAMES, format_number
 
-COLUMNS = ("tensor", "value", "requires_grad", "is_leaf", "grad_fn", ".grad now", "+ per backward")
+NEXT = "+ next backward"
+COLUMNS = ("tensor", "value", "requires_grad", "is_leaf", "grad_fn", ".grad now", NEXT)
 _MUTED = QColor("#64748b")
 _NONE = QColor("#94a3b8")
 
@@ -42,21 +48,30 @@ class GradTable(QTableWidget):
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.rows: dict[str, dict[str, str]] = {}  # name → column → text shown (for tests)
         self.why: dict[str, str] = {}  # leaf → the chain rule with torch's numbers
+        self.hidden: tuple[str, ...] = ()  # columns kept hidden while a prediction is open
+
+    def hide_columns(self, names: tuple[str, ...]) -> None:
+        """Hide the named columns (those that would answer an open question); () shows all."""
+        self.hidden = tuple(names)
+        for column, key in enumerate(COLUMNS):
+            self.setColumnHidden(column, key in self.hidden)
 
     def show_state(self, state: dict[str, Any]) -> None:
         """Fill the table from a `lab_state` reading."""
         tensors = state.get("tensors", {})
         adds = state.get("adds", {})
+        measured = state.get("next_backward") or {}
         names = [n for n in TENSOR_NAMES if n in tensors]
         extra = 1 if state.get("z_item") is not None else 0
         self.setRowCount(len(names) + extra)
         self.rows, self.why = {}, {}
         for row, name in enumerate(names):
             t = tensors[name]
+            tip = ""
             if name in LEAVES:
-                add = adds.get(name, {})
-                per_backward = _text(add.get("grad")) if add else "—"
-                self.why[name] = add.get("why", "")
+                per_backward, said = _next_backward(measured, name)
+                self.why[name] = adds.get(name, {}).get("why", "")
+                tip = "\n".join(p for p in (said, self.why[name]) if p)
             else:
                 per_backward = "—"  # not a leaf: backward stores nothing in it by default
             if not t["is_leaf"] and t["grad"] is None:
@@ -70,9 +85,9 @@ class GradTable(QTableWidget):
                 "is_leaf": _text(t["is_leaf"]),
                 "grad_fn": t["grad_fn"] or "—",
                 ".grad now": grad,
-                "+ per backward": per_backward,
+                NEXT: per_backward,
             }
-            self._fill(row, cells, tip=self.why.get(name, ""))
+            self._fill(row, cells, tip=tip)
             self.rows[name] = cells
         if extra:
             cells = dict.fromkeys(COLUMNS, "—")
@@ -87,8 +102,25 @@ class GradTable(QTableWidget):
             item.setFont(self._mono)
             if text.startswith("None"):
                 item.setForeground(_NONE)
-            elif text in ("—", "float"):
+            elif text in ("—", "float", "nothing"):
                 item.setForeground(_MUTED)
             if tip:
                 item.setToolTip(tip)
             self.setItem(row, column, item)
+
+
+def _next_backward(measured: dict[str, Any], name: str) -> tuple[str, str]:
+    """The "+ next backward" cell of a leaf and its tooltip, from torch's measurement."""
+    if not measured:
+        return "—", ""
+    if measured.get("missing"):
+        return "—", "There is no loss yet: forward builds one."
+    error = measured.get("error")
+    if error is not None:
+        first = error["message"].split(". ")[0].split(" (")[0]
+        return error["type"], f"loss.backward() now raises {error['type']}: {first}."
+    leaf = measured.get("leaves", {}).get(name, {})
+    if leaf.get("added") is None:
+        return "nothing", f"loss.backward() now leaves {name}.grad None."
+    added = _text(leaf["added"])
+    return added, f"loss.backward() now adds {added} to {name}.grad (torch, on a copy of the lab)."

@@ -27,13 +27,12 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.learning.lab import (
     ACTIONS,
-    FORMULA,
     LAB_SOURCE,
     LAB_SPACE,
     LEAVES,
     Lab,
     Step,
-    format_number,
+    formula_text,
     lab_step,
     toggle_code,
 )
@@ -47,6 +46,8 @@ from autograd_viz.ui.learning.lab_predict_bar import PredictBar
 from autograd_viz.ui.learning.lab_task_list import TaskList
 
 DESCENT_TASK = "lesson1.descent_10_steps"
+CANVAS_MIN_WIDTH = 520  # the graph's column: its labels are drawn, its legend fits
+LEGEND_COLUMNS = 3  # five entries in two rows fit that width
 _ACTION_ROWS = (
     ("forward", "forward_no_grad", "item", "detach"),
     ("backward", "backward_retain", "retain_grad"),
@@ -134,8 +135,13 @@ class LabPane(QWidget):
         self.why = QLabel()
         self.why.setFont(mono)
         self.why.setWordWrap(True)
+        # The Graph tab's canvas, fed the trace of the whole log (`lab_step`'s picture): the
+        # same graph, layout and labels the Graph tab draws for the lab's script.
         self.canvas = GraphCanvas()
-        self.canvas.setMinimumHeight(160)
+        self.canvas.setMinimumSize(CANVAS_MIN_WIDTH, 280)
+        # The Graph tab's legend is one row (about 720 px); in the lab's column it would be
+        # cut off, so it wraps to two rows here.
+        self.canvas.legend.setColumnCount(LEGEND_COLUMNS)
         self.tasks = TaskList()
         self.log = QPlainTextEdit()
         self.log.setObjectName("labLog")
@@ -154,18 +160,22 @@ class LabPane(QWidget):
         log_buttons.addWidget(self.copy_button)
         log_buttons.addWidget(self.replay_button)
         log_box = _column(log_buttons, self.log)
-        upper = QSplitter(Qt.Orientation.Horizontal)
-        upper.addWidget(table_box)
-        upper.addWidget(self.canvas)
-        upper.setSizes([560, 340])
         lower = QSplitter(Qt.Orientation.Horizontal)
         lower.addWidget(self.tasks)
         lower.addWidget(log_box)
-        lower.setSizes([450, 450])
-        body = QSplitter(Qt.Orientation.Vertical)
-        body.addWidget(upper)
-        body.addWidget(lower)
-        body.setSizes([300, 260])
+        lower.setSizes([230, 230])
+        left = QSplitter(Qt.Orientation.Vertical)
+        left.addWidget(table_box)
+        left.addWidget(lower)
+        left.setSizes([300, 260])
+        # The graph gets a full-height column: at a third of the width its labels were
+        # dropped and its legend cut off ("res…").
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(left)
+        body.addWidget(self.canvas)
+        body.setStretchFactor(0, 1)
+        body.setStretchFactor(1, 1)
+        body.setSizes([460, 540])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
@@ -191,6 +201,7 @@ class LabPane(QWidget):
         self.started = True
         self.lab.clear()
         self.predict_bar.hide()
+        self._hide_answer(())
         self._pending_action = None
         self._enqueue([("setup", self.lab.setup(), True)])
 
@@ -220,10 +231,17 @@ class LabPane(QWidget):
         self._pending_action = key
         self._question = question
         self._refresh_enabled()
+        self._hide_answer(question.hides)
         self.predict_bar.ask(question)
+
+    def _hide_answer(self, columns: tuple[str, ...]) -> None:
+        """Keep what would give an open question away out of sight ((): show it all)."""
+        self.table.hide_columns(columns)
+        self.why.setVisible(not columns)  # its chain rule says what a round adds
 
     def _predicted(self, choice: str) -> None:
         key, self._pending_action = self._pending_action, None
+        self._hide_answer(())
         if key is not None:
             self._run_action(key, self._question if choice else None, choice)
 
@@ -264,7 +282,9 @@ class LabPane(QWidget):
             self._refresh_enabled()
             return
         key, code, fresh = self._queue.pop(0)
-        call = self.session.call(lab_step, {"code": code, "fresh": fresh}, space=LAB_SPACE)
+        label = ACTIONS[key].label if key in ACTIONS else "setup" if key == "setup" else code
+        arguments = {"code": code, "fresh": fresh, "label": label}
+        call = self.session.call(lab_step, arguments, space=LAB_SPACE)
         self._in_flight = (call, key, code)
         call.finished.connect(lambda payload: self._on_result(call, payload))
         self._refresh_enabled()
@@ -359,17 +379,8 @@ class LabPane(QWidget):
         self._refresh_enabled()
 
     def _show_formula(self, state: dict[str, Any]) -> None:
-        tensors = state.get("tensors", {})
-        values = ", ".join(
-            f"{n} = {format_number(tensors[n]['value'])}" for n in LEAVES if n in tensors
-        )
-        text = FORMULA
-        if values:
-            text += f"     with {values}"
-        if "loss" in tensors:
-            text += f"  →  loss = {format_number(tensors['loss']['value'])}"
-        self.formula.setText(text)
-        device = tensors.get("w", {}).get("device")
+        self.formula.setText(formula_text(state))
+        device = state.get("tensors", {}).get("w", {}).get("device")
         self.device_label.setText(f"device: {device}" if device else "")
 
     def _mark_tasks(self) -> None:
