@@ -16,7 +16,7 @@ def describe(trace: Trace, key: str) -> str:
             else (t.grad.data if t.grad.data is not None else "(summarised)")
         )
         lines = [
-            f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}",
+            f"{t.name or trace.index.name_of(t.id)}  {tuple(t.shape)} {t.dtype} on {t.device}",
             f"value: {value}",
             f".grad: {grad}",
             f"requires_grad={t.requires_grad}  is_leaf={t.is_leaf}  retains_grad={t.retains_grad}",
@@ -29,5 +29,5 @@ def describe(trace: Trace, key: str) -> str:
     text = f"{node.name}\npasses gradients to: {nexts}"
     if node.variable:
         leaf = trace.tensor(node.variable)
-        text += f"\nwrites .grad of: {leaf.name or 'a leaf tensor'}"
+        text += f"\nwrites .grad of: {leaf.name or trace.index.name_of(leaf.id)}"
     return text
