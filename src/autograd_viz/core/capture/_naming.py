@@ -10,6 +10,7 @@ multiply), and a module's construction is an `__init__` / `reset_parameters` fra
 from __future__ import annotations
 
 import dis
+import itertools
 import os
 from types import CodeType, FrameType
 
@@ -35,7 +36,7 @@ def _stores(code: CodeType) -> dict[int, str]:
     if table is None:
         table = {}
         instructions = list(dis.get_instructions(code))
-        for here, after in zip(instructions, instructions[1:], strict=False):
+        for here, after in itertools.pairwise(instructions):
             if after.opname in _STORES and isinstance(after.argval, str):
                 table[here.offset] = after.argval
         if len(_stores_after) > 10_000:  # a script that makes code objects in a loop

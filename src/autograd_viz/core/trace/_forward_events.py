@@ -61,7 +61,8 @@ class OpEvent(TraceEvent):
     kind: ClassVar[str] = "op"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
-        "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised", "grad_of",
+        "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
+        "grad_of",
     }  # fmt: skip
 
     op: str

@@ -4,8 +4,8 @@ A tensor the user bound is called by its variable (`TensorInfo.name`). One that 
 bound inside a function (`out = a * b` in `def f()`) is called by that local, which the
 tracer read off the assignment (an op event's `assigned`). One never bound is called by
 what made it: `mse_loss(…)`, `linear(…)`, numbered from the second of a kind
-(`linear(…)#2`) so a learner can tell two apart. A leaf's gradient is `w.grad`. A history break's result is named from
-its source (`y.detach()`). Never "tensor".
+(`linear(…)#2`) so a learner can tell two apart. A leaf's gradient is `w.grad`. A
+history break's result is named from its source (`y.detach()`). Never "tensor".
 """
 
 from __future__ import annotations
