@@ -65,6 +65,7 @@ def test_uninitialised_memory_is_never_shown() -> None:
     trace = run_source(code)
     empty, fill = _ops(trace)
     assert empty["uninitialised"] is True and empty["values"] == [None]
+    assert "uninitialised" not in fill and fill["values"][0]["data"] == [2.0, 2.0, 2.0]
     player = Player(trace, drawn_graph(trace))
     first, second = player.steps_in(FORWARD)
     assert "e = uninitialised" in first.caption
