@@ -19,6 +19,7 @@ from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.freeing import freeing
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
 from autograd_viz.core.playback.source_map import SourceMap
+from autograd_viz.core.playback.step_text import NEEDS_NO_GRAD
 from autograd_viz.core.trace import TensorValue, Trace, json_safe
 from autograd_viz.core.trace.events import (
     EVENT_TYPES,
@@ -214,7 +215,8 @@ def test_a_runs_consumers_read_the_events_once(every_kind: Trace) -> None:
 
 
 # Every step of EVERY_KIND in the "all" mode, as the player wrote it before the events
-# were typed (commit 8e2087b).
+# were typed (commit 8e2087b); since issue 14 a tensor no variable holds is named (w's
+# .grad, what made it) and a step that lights nothing says why.
 EVERY_CAPTION = [
     "line 3: tensor() → w = [1.0, 2.0]",
     "line 4: tensor() → x = [3.0, 4.0]",
@@ -228,8 +230,8 @@ EVERY_CAPTION = [
     "h.grad kept by retain_grad(): None → [1.0, 1.0]",
     "line 10: SGD.step() changed w: [1.0, 2.0] → [0.7, 1.6]",
     "line 11: w.grad.zero_() — .grad [3.0, 4.0] → [0.0, 0.0]",
-    "line 11: zero(tensor) → tensor = [0.0, 0.0]",
-    "line 12: ones() → tensor = [1.0, 1.0]",
+    "line 11: zero(w.grad) → w.grad = [0.0, 0.0]  · " + NEEDS_NO_GRAD,
+    "line 12: ones() → ones(…) = [1.0, 1.0]  · " + NEEDS_NO_GRAD,
     "line 12: w.grad = — .grad [0.0, 0.0] → [1.0, 1.0]",
     "line 13: loss.item() = 11.0 — the result has no autograd history",
     "line 14: ValueError: the end",

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, CONSTANT, LEAF, OPERATION, RESULT
+from autograd_viz.core.graph.summary import graph_summary
 from autograd_viz.core.learning.exercise_catalog import EXERCISES
 from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
@@ -353,8 +353,7 @@ class MainWindow(QMainWindow):
         graph = run.graph
         ops, passes = trace.index.count("op"), trace.index.count("backward")
         summary = (
-            f"graph: {graph.count(OPERATION, ACCUMULATE)} nodes, "
-            f"{graph.count(LEAF, CONSTANT, RESULT)} tensors  ·  run: {ops} ops, "
+            f"{graph_summary(graph)}  ·  run: {ops} ops, "
             f"{passes} backward pass{'es' if passes != 1 else ''}"
         )
         if errors:

@@ -92,6 +92,11 @@ class Recording:
             with contextlib.suppress(TypeError):
                 self._grad_owner[id(grad)] = (weakref.ref(grad), leaf_id)
 
+    @property
+    def grads_known(self) -> bool:
+        """Whether any leaf's .grad has been seen (before that, no op needs asking)."""
+        return bool(self._grad_owner)
+
     def grad_owner(self, t: Any) -> str | None:
         """The leaf whose .grad `t` is, if we know it."""
         entry = self._grad_owner.get(id(t))

@@ -26,6 +26,7 @@ from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks
+from autograd_viz.core.capture._naming import assigned_name, building_statement
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
@@ -46,6 +47,9 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 # step that raised is noticed (see ModuleAndOptimizerHooks.step_record).
 _RECORD_ENTER = torch.ops.profiler._record_function_enter_new
 _RECORD_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
+# Ops whose result is memory torch allocated and did not write: its numbers are whatever
+# was there before, and showing them would teach nothing true.
+_UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
 
 
 class _Mode(TorchFunctionMode):
@@ -217,21 +221,41 @@ class Tracer:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
         if registry.tensor_count != seen_before and rec.snapshots.sharing:
             self._foreign_inputs(args)
+        op = name.strip("_") or name
+        unwritten = op in _UNINITIALISED and not inplace and "out" not in kwargs
         value = rec.value
+        caller = sys._getframe(3)
         event = {
             "kind": "op",
             "line": line,
-            "op": name.strip("_") or name,
+            "op": op,
             "inputs": inputs,
             "outputs": [tid(t) for t in outputs],
             "grad_fn": grad_fns,
             "grad_enabled": torch.is_grad_enabled(),
             "inplace": inplace,
             "modules": self.context.module_stack(),
-            "values": [value(t) for t in outputs],
+            "values": [None] * len(outputs) if unwritten else [value(t) for t in outputs],
         }
         if constants:
             event["constants"] = constants
+        if unwritten:
+            event["uninitialised"] = True
+        if len(outputs) == 1 and not inplace:
+            bound = assigned_name(caller, rec.filename)
+            if bound is not None:
+                event["assigned"] = bound
+        building = building_statement(caller, rec.filename)
+        if building is not None:
+            event["construction"] = building
+        if rec.grads_known:  # `w.grad.zero_()`: say whose .grad an input is
+            owners = {
+                tid(v): leaf
+                for v in args
+                if isinstance(v, torch.Tensor) and (leaf := rec.grad_owner(v)) is not None
+            }
+            if owners:
+                event["grad_of"] = owners
         if rec.passes.running and rec.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
         nodes = registry.nodes

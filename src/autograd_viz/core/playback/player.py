@@ -14,6 +14,7 @@ from psygnal import Signal
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.freeing import freed_at, freeing
+from autograd_viz.core.playback.step_text import construction_caption, folds, why_nothing_drawn
 from autograd_viz.core.trace import TensorValue, Trace
 from autograd_viz.core.trace.events import EVENT_TYPES, NodeEvent, OpEvent, TraceEvent
 from autograd_viz.core.trace.index import TraceIndex
@@ -67,6 +68,10 @@ class Step:
     lit: frozenset[str]  # drawn ids this step lights up
     describe: Callable[[], _Description] = field(repr=False, compare=False)
     error: dict[str, Any] | None = None
+    # The trace events one step stands for when it folds several: a module's construction
+    # (`nn.Linear(3, 4)`'s empty/kaiming_uniform_/uniform_ ops) is one step; its ops stay
+    # in the trace, at these positions, for a view that expands the step. () otherwise.
+    folded: tuple[int, ...] = ()
 
     @cached_property
     def _description(self) -> _Description:
@@ -284,11 +289,19 @@ class Player:
         event = self._index.event
         steps: list[Step] = []
         with collections_postponed():
-            for i in self._index.of_kind(*_KINDS[mode]):
-                e = event(i)
-                if mode == FORWARD and isinstance(e, OpEvent) and e.in_backward:
-                    continue  # a custom backward's op: not part of the forward pass
-                steps.append(self._step(len(steps), i, e))
+            positions = self._index.of_kind(*_KINDS[mode])
+            if mode == FORWARD:  # a custom backward's op: not part of the forward pass
+                positions = [
+                    i
+                    for i in positions
+                    if not (isinstance(e := event(i), OpEvent) and e.in_backward)
+                ]
+            for group in folds(positions, event):
+                first = event(group[0])
+                if isinstance(first, OpEvent) and first.construction is not None:
+                    steps.append(self._folded_step(len(steps), group))
+                else:
+                    steps.append(self._step(len(steps), group[0], first))
         return steps
 
     def _first_lit_at(self, steps: list[Step]) -> dict[str, int]:
@@ -314,9 +327,23 @@ class Player:
             e.kind,
             e.line,
             lit,
-            partial(self._captions.describe, e),
+            partial(self._captions.describe, e, not lit),
             self.trace.events[index] if e.kind == "error" else None,
         )
+
+    def _folded_step(self, number: int, group: list[int]) -> Step:
+        """One step for the ops of one module-building statement: it lights what they
+        made and stands at the last of them, so every value they set is set."""
+        ops = [self._index.event(i) for i in group]
+        event_nodes = self.graph.event_nodes
+        lit = self._drawn(
+            *(key for i, e in zip(group, ops, strict=True) for key in e.lights(self._index)),
+            *(event_nodes.get(i) for i in group),
+        )
+        first = ops[0]
+        line = first.construction if isinstance(first, OpEvent) else first.line
+        describe = partial(self._captions.describe_folded, ops, not lit)
+        return Step(number, group[-1], first.kind, line, lit, describe, folded=tuple(group))
 
 
 class _Captions:
@@ -326,9 +353,18 @@ class _Captions:
     def __init__(self, index: TraceIndex, graph: DrawnGraph) -> None:
         self._index, self.graph = index, graph
 
-    def describe(self, e: TraceEvent) -> _Description:
-        """A step's caption and the gradients its edges carry."""
+    def describe(self, e: TraceEvent, dark: bool = False) -> _Description:
+        """A step's caption and the gradients its edges carry; a step that lights
+        nothing (`dark`) says why."""
         edges: dict[tuple[str, str], str] = {}
         if isinstance(e, NodeEvent):
             edges = e.edge_grads(self._index, self.graph.feeds, self.graph.alias)
-        return e.caption(self._index), edges
+        caption = e.caption(self._index)
+        why = why_nothing_drawn(e, self._index) if dark else None
+        return (f"{caption}  · {why}" if why else caption), edges
+
+    def describe_folded(self, ops: list[TraceEvent], dark: bool) -> _Description:
+        """The caption of a folded module-building step."""
+        caption = construction_caption(self._index, [e for e in ops if isinstance(e, OpEvent)])
+        why = why_nothing_drawn(ops[0], self._index, folded=True) if dark else None
+        return (f"{caption}  · {why}" if why else caption), {}

@@ -88,11 +88,17 @@ def write_values(values: tuple[TensorValue | None, ...]) -> list[dict[str, Any] 
 
 
 def tensor_name(lookup: Lookup, tensor_id: str | None) -> str:
-    """A tensor as a caption names it: its variable, else "tensor" ("?" without an id)."""
+    """A tensor as a caption names it: its variable, else the variable its line bound it
+    to, else what made it (`mse_loss(…)`), else its id ("?" without an id)."""
     if not tensor_id:
         return "?"
     info = lookup.tensors.get(tensor_id)
-    return (info.name if info is not None else None) or "tensor"
+    if info is not None and info.name:
+        return info.name
+    # A TraceIndex names every tensor its events mention (see naming.py); a bare lookup
+    # (tensors and nodes only) has nothing better than the id.
+    name_of = getattr(lookup, "name_of", None)
+    return name_of(tensor_id) if name_of is not None else tensor_id
 
 
 @dataclass(frozen=True, slots=True)

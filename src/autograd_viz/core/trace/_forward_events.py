@@ -18,6 +18,9 @@ from autograd_viz.core.trace._event_base import (
 from autograd_viz.core.trace._records import TensorValue
 from autograd_viz.core.trace.value_text import format_number, show_value
 
+# What is shown for memory `torch.empty()` allocated and nothing has written yet.
+UNINITIALISED = "uninitialised"
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledCall:
@@ -58,7 +61,8 @@ class OpEvent(TraceEvent):
     kind: ClassVar[str] = "op"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
-        "constants", "in_backward", "compiled",
+        "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
+        "grad_of",
     }  # fmt: skip
 
     op: str
@@ -72,6 +76,10 @@ class OpEvent(TraceEvent):
     constants: Sequence[str] | None = None  # numbers passed in (absent when none)
     in_backward: bool | None = None  # True inside a backward pass (absent otherwise)
     compiled: CompiledCall | None = None  # on a call of compiled code
+    assigned: str | None = None  # the variable the user's line bound the result to
+    construction: int | None = None  # the statement building an nn.Module it ran in
+    uninitialised: bool | None = None  # True: `empty()` memory, its numbers not recorded
+    grad_of: Mapping[str, str] | None = None  # input id -> the leaf whose .grad it is
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -91,6 +99,10 @@ class OpEvent(TraceEvent):
             data.get("constants"),
             data.get("in_backward"),
             None if compiled is None else CompiledCall.from_dict(compiled),
+            data.get("assigned"),
+            data.get("construction"),
+            data.get("uninitialised"),
+            data.get("grad_of"),
             source=data,
         )
 
@@ -114,6 +126,14 @@ class OpEvent(TraceEvent):
             out["in_backward"] = self.in_backward
         if self.compiled is not None:
             out["compiled"] = self.compiled.to_dict()
+        if self.assigned is not None:
+            out["assigned"] = self.assigned
+        if self.construction is not None:
+            out["construction"] = self.construction
+        if self.uninitialised is not None:
+            out["uninitialised"] = self.uninitialised
+        if self.grad_of is not None:
+            out["grad_of"] = dict(self.grad_of)
         return self._finish(out)
 
     @property
@@ -148,7 +168,8 @@ class OpEvent(TraceEvent):
     def caption(self, lookup: Lookup) -> str:
         """`line 6: mul(w, x) → y = 6.0`."""
         outs = ", ".join(
-            f"{tensor_name(lookup, t)} = {show_value(v)}"
+            f"{tensor_name(lookup, t)} = "
+            + (UNINITIALISED if self.uninitialised else show_value(v))
             for t, v in zip(self.outputs, self.values, strict=False)
         )
         args = ", ".join(tensor_name(lookup, t) for t in self.inputs)

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.trace._event_base import TraceEvent, ValueMemo
+from autograd_viz.core.trace._forward_events import HistoryBreakEvent, OpEvent
 from autograd_viz.core.trace._records import NodeInfo, TensorInfo
 from autograd_viz.core.trace.events import (
     EVENT_TYPES,
@@ -18,6 +19,7 @@ from autograd_viz.core.trace.events import (
     event_from_dict,
     unreadable,
 )
+from autograd_viz.core.trace.naming import display_names
 
 E = TypeVar("E", bound=TraceEvent)
 
@@ -50,6 +52,7 @@ class TraceIndex:
         self._by_tensor: dict[str, list[int]] | None = None
         self._by_node: dict[str, list[int]] | None = None
         self._by_name: dict[str, TensorInfo] | None = None
+        self._display: dict[str, str] | None = None
 
     def built_from(
         self, events: list[dict[str, Any]], tensors: list[TensorInfo], nodes: list[NodeInfo]
@@ -145,6 +148,14 @@ class TraceIndex:
                         by_name.setdefault(n, t)
             self._by_name = by_name
         return self._by_name.get(name)
+
+    def name_of(self, tensor_id: str) -> str:
+        """What captions call a tensor: its variable, the local its line bound it to, or
+        what made it (`mse_loss(…)`); its id when no event mentions it (naming.py)."""
+        if self._display is None:
+            ops = self.of_kind(OpEvent.kind, HistoryBreakEvent.kind)
+            self._display = display_names(self.tensors, [self.event(i) for i in ops])
+        return self._display.get(tensor_id, tensor_id)
 
     # ---- events ---------------------------------------------------------------------
     def of_kind(self, *kinds: str) -> list[int]:

@@ -24,7 +24,7 @@ def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
         value, grad, exists = t.value, t.grad, True
         if now is not None:
             (value, exists), (grad, _) = now.value_now(key), now.grad_now(key)
-        lines = [f"{t.name or 'tensor'}  {tuple(t.shape)} {t.dtype} on {t.device}"]
+        lines = [f"{t.name or trace.index.name_of(t.id)}  {tuple(t.shape)} {t.dtype} on {t.device}"]
         if exists:
             lines += [f"value: {_data(value, '(summarised)')}", f".grad: {_data(grad, 'None')}"]
         else:
@@ -46,5 +46,5 @@ def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
     text = f"{node.name}\npasses gradients to: {nexts}"
     if node.variable:
         leaf = trace.tensor(node.variable)
-        text += f"\nwrites .grad of: {leaf.name or 'a leaf tensor'}"
+        text += f"\nwrites .grad of: {leaf.name or trace.index.name_of(leaf.id)}"
     return text

@@ -159,7 +159,7 @@ class Inspector(QWidget):
             rows.insert(0, ("also named", ", ".join(t.aliases)))
         if line:
             rows.append(("created on", f"line {line}"))
-        self.details.setText(self._rows(t.name or "unnamed tensor", rows))
+        self.details.setText(self._rows(t.name or trace.index.name_of(key), rows))
         self._plot(
             grad if grad is not None and grad.data is not None else value,
             ".grad" if grad is not None and grad.data is not None else "value",
@@ -174,11 +174,9 @@ class Inspector(QWidget):
             )
         ]
         if node.tensor and node.variable is None:
-            produced = trace.index.tensors.get(node.tensor)
-            rows.append(("produced", (produced.name or "a tensor") if produced else "a tensor"))
+            rows.append(("produced", trace.index.name_of(node.tensor)))
         if node.variable:
-            leaf = trace.index.tensors.get(node.variable)
-            rows.append(("writes .grad of", (leaf.name or "a leaf") if leaf else "a leaf"))
+            rows.append(("writes .grad of", trace.index.name_of(node.variable)))
         ran_at = [i for i in trace.index.of_node(key) if trace.events[i]["kind"] == "node"]
         runs = len(ran_at)
         rows.append(("ran in backward", f"{runs} time{'s' if runs != 1 else ''}"))

@@ -1,0 +1,79 @@
+"""What the Python stack says about an op: the variable its result is bound to, and
+whether it ran while an `nn.Module` was being built.
+
+Both are read off frames, not off torch: a result's name is the store instruction that
+follows the call in the user's bytecode (`out = a * b` stores into `out` right after the
+multiply), and a module's construction is an `__init__` / `reset_parameters` frame of an
+`nn.Module` on the stack.
+"""
+
+from __future__ import annotations
+
+import dis
+import itertools
+import os
+from types import CodeType, FrameType
+
+import torch
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+# The files torch's own dispatch runs through between a user's call and the mode: an op
+# reached through any other torch file (a module's forward, nn.init) was not called by
+# the user's line directly, so that line's assignment is not its result's.
+_DISPATCH_FILES = frozenset(
+    _TORCH_DIR + f
+    for f in ("overrides.py", "_tensor.py", "functional.py", os.path.join("nn", "functional.py"))
+)
+_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
+_BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
+
+# Per code object: call offset -> the name the next instruction stores into.
+_stores_after: dict[CodeType, dict[int, str]] = {}
+
+
+def _stores(code: CodeType) -> dict[int, str]:
+    table = _stores_after.get(code)
+    if table is None:
+        table = {}
+        instructions = list(dis.get_instructions(code))
+        for here, after in itertools.pairwise(instructions):
+            if after.opname in _STORES and isinstance(after.argval, str):
+                table[here.offset] = after.argval
+        if len(_stores_after) > 10_000:  # a script that makes code objects in a loop
+            _stores_after.clear()
+        _stores_after[code] = table
+    return table
+
+
+def assigned_name(frame: FrameType | None, filename: str) -> str | None:
+    """The variable the user's line binds this op's result to (`out = a * b` → "out"),
+    or None when the op was not called by the user's line itself or its result is not
+    stored straight into a name."""
+    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename != filename:
+        return None
+    return _stores(frame.f_code).get(frame.f_lasti)
+
+
+def building_statement(frame: FrameType | None, filename: str) -> int | None:
+    """The user's line that is constructing an `nn.Module` on this stack (its `__init__`,
+    or the `reset_parameters` that initialises its parameters, is running), or None.
+
+    The line is the statement outside the outermost such frame: `net = Net()`, not the
+    `self.w = nn.Parameter(…)` inside `Net.__init__`, so one statement's ops fold together.
+    """
+    outermost: FrameType | None = None
+    while frame is not None:
+        if frame.f_code.co_name in _BUILDING:
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, torch.nn.Module):
+                outermost = frame
+        frame = frame.f_back
+    if outermost is None:
+        return None
+    caller = outermost.f_back
+    while caller is not None and caller.f_code.co_filename != filename:
+        caller = caller.f_back
+    line = (caller or outermost).f_lineno
+    return line if line is not None else 0

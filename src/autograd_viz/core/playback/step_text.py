@@ -1,0 +1,99 @@
+"""What the player says for steps that are not one plain event: a module's construction
+folded into one step, and a step whose event lights nothing on the canvas.
+
+Building `nn.Linear(3, 4)` runs `empty()`, `kaiming_uniform_()`, `uniform_()` for each
+parameter: torch's bookkeeping, not the learner's arithmetic. The tracer marks those ops
+(`construction`, the statement's line); the player shows one step per statement that says
+which parameters it created. A step that lights nothing says why, from the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from autograd_viz.core.trace._event_base import Lookup, tensor_name
+from autograd_viz.core.trace.events import HistoryBreakEvent, OpEvent, TraceEvent
+
+# Why a step lights nothing. Each is the end of a caption; tests look for them.
+NO_GRAD_MODE = "nothing drawn: it ran under no_grad, so autograd recorded nothing"
+NEEDS_NO_GRAD = "nothing drawn: it ran on tensors that need no grad, so it is not part of the graph"
+NO_GRADIENT = "nothing drawn: its result cannot carry a gradient, so it is not part of the graph"
+NOT_KEPT = "nothing drawn: its result was not kept, so it is not in the picture"
+NOT_BUILT = "nothing drawn: none of the tensors it made is in the picture"
+NOT_SHOWN = "nothing drawn: what it touched is not in the picture"
+REASONS = (NO_GRAD_MODE, NEEDS_NO_GRAD, NO_GRADIENT, NOT_KEPT, NOT_BUILT, NOT_SHOWN)
+
+_SHOWN_PARAMETERS = 6  # parameters a folded caption names before "and N more"
+
+
+def folds(positions: Sequence[int], event: Callable[[int], TraceEvent]) -> list[list[int]]:
+    """The positions grouped into steps: consecutive ops of one module-building statement
+    make one group, every other event a group of its own."""
+    groups: list[list[int]] = []
+    building: int | None = None  # the statement line of the group being folded
+    for i in positions:
+        e = event(i)
+        line = e.construction if isinstance(e, OpEvent) else None
+        if line is not None and line == building:
+            groups[-1].append(i)
+            continue
+        groups.append([i])
+        building = line
+    return groups
+
+
+def _shape(lookup: Lookup, tid: str, fallback: Sequence[int] | None) -> str:
+    info = lookup.tensors.get(tid)
+    shape = info.shape if info is not None else fallback
+    return "[" + ", ".join(str(s) for s in shape or ()) + "]"
+
+
+def construction_caption(lookup: Lookup, ops: Sequence[OpEvent]) -> str:
+    """`line 7: building model created 4 parameters: model.0.weight [4, 3], …`."""
+    made: dict[str, Sequence[int] | None] = {}
+    for e in ops:
+        for tid, value in zip(e.outputs, e.values, strict=False):
+            info = lookup.tensors.get(tid)
+            if info is not None and info.is_leaf and info.requires_grad:
+                made.setdefault(tid, value.shape if value is not None else None)
+    names = [tensor_name(lookup, tid) for tid in made]
+    owners = {n.split(".", 1)[0] for n in names if "." in n}
+    what = f"building {owners.pop()}" if len(owners) == 1 else "building a module"
+    listed = ", ".join(
+        f"{name} {_shape(lookup, tid, shape)}"
+        for name, (tid, shape) in zip(names, made.items(), strict=True)
+    )
+    if len(names) > _SHOWN_PARAMETERS:
+        listed = (
+            ", ".join(listed.split(", ")[:_SHOWN_PARAMETERS])
+            + f", and {len(names) - _SHOWN_PARAMETERS} more"
+        )
+    line = ops[0].construction if ops else None
+    where = f"line {line}: " if line else ""
+    count = len(ops)
+    folded = f"  ({count} torch op{'s' if count != 1 else ''} folded into this step)"
+    if not names:  # `nn.Parameter(torch.randn(3))`: the parameter wraps what the op made
+        ran = ", ".join(dict.fromkeys(f"{e.op}()" for e in ops))
+        return f"{where}{what} ran {ran}{folded}"
+    plural = "s" if len(names) != 1 else ""
+    return f"{where}{what} created {len(names)} parameter{plural}: {listed}{folded}"
+
+
+def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> str | None:
+    """Why a step on this event lights nothing (None: an error, which says so itself)."""
+    if e.kind == "error":
+        return None
+    if folded:
+        return NOT_BUILT
+    if isinstance(e, OpEvent):
+        if not e.grad_enabled:
+            return NO_GRAD_MODE
+        if not e.made:
+            tensors = lookup.tensors
+            if any(t in tensors and tensors[t].requires_grad for t in e.inputs):
+                return NO_GRADIENT
+            return NEEDS_NO_GRAD
+        return NOT_KEPT
+    if isinstance(e, HistoryBreakEvent):
+        return NOT_KEPT
+    return NOT_SHOWN

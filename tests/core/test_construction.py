@@ -1,0 +1,73 @@
+"""A module's construction is one step, and memory torch.empty() left unwritten is never
+shown as a value (issue 14, item 6)."""
+
+from __future__ import annotations
+
+from autograd_viz.core.graph.graph_model import drawn_graph
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import FORWARD, Player
+from autograd_viz.core.trace import Trace
+from autograd_viz.core.trace.index import TraceIndex
+from tests.core.test_names import MLP
+
+
+def _ops(trace: Trace) -> list[dict]:
+    return [e for e in trace.events if e["kind"] == "op"]
+
+
+def test_the_construction_ops_stay_in_the_trace_marked_with_their_statement() -> None:
+    trace = run_source(MLP)
+    built = [e for e in _ops(trace) if "construction" in e]
+    # nn.Linear(3, 4) and nn.Linear(4, 1), as torch builds them: empty, then init, twice each
+    assert [e["op"] for e in built] == ["empty", "empty", "kaiming_uniform", "uniform"] * 2
+    assert {e["construction"] for e in built} == {7}
+    assert not [e for e in _ops(trace) if e["line"] != 7 and "construction" in e]
+
+
+def test_one_step_per_statement_names_the_parameters_it_created() -> None:
+    trace = run_source(MLP)
+    steps = Player(trace, drawn_graph(trace)).steps_in(FORWARD)
+    (built,) = [s for s in steps if s.folded]
+    assert built.line == 7
+    assert built.caption.startswith(
+        "line 7: building model created 4 parameters: model.0.weight [4, 3], "
+        "model.0.bias [4], model.2.weight [1, 4], model.2.bias [1]"
+    )
+    index = TraceIndex(trace.events, trace.tensors, trace.nodes)
+    folded = [index.event(i) for i in built.folded]
+    assert [e.op for e in folded] == [e["op"] for e in _ops(trace) if "construction" in e]
+    assert built.event_index == built.folded[-1]
+    params = {t.id for t in trace.tensors if t.name and t.name.startswith("model.")}
+    assert params <= built.lit  # the four parameters light up
+    assert [s.line for s in steps].count(7) == 1
+
+
+def test_a_user_module_folds_on_the_statement_that_builds_it() -> None:
+    code = (
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(2, 1)\n"
+        "net = Net()\n"
+        "z = torch.zeros(1)\n"
+    )
+    trace = run_source(code)
+    assert {e.get("construction") for e in _ops(trace) if e["line"] == 5} == {6}
+    assert "construction" not in _ops(trace)[-1]  # torch.zeros after it: a plain op
+    steps = Player(trace, drawn_graph(trace)).steps_in(FORWARD)
+    assert [s.line for s in steps] == [6, 7]
+    assert steps[0].caption.startswith("line 6: building net created 2 parameters")
+
+
+def test_uninitialised_memory_is_never_shown() -> None:
+    code = "import torch\ne = torch.empty(3)\ne.fill_(2.0)\n"
+    trace = run_source(code)
+    empty, fill = _ops(trace)
+    assert empty["uninitialised"] is True and empty["values"] == [None]
+    assert "uninitialised" not in fill and fill["values"][0]["data"] == [2.0, 2.0, 2.0]
+    player = Player(trace, drawn_graph(trace))
+    first, second = player.steps_in(FORWARD)
+    assert "e = uninitialised" in first.caption
+    assert player.value_at(empty["outputs"][0], first.event_index) is None
+    assert "e = [2.0, 2.0, 2.0]" in second.caption  # torch wrote it: now it has numbers

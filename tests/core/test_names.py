@@ -1,0 +1,83 @@
+"""Captions name every tensor: its variable, the local it was bound to inside a function,
+whose .grad it is, or the op that made it. Never "tensor" (issue 14, item 5)."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from autograd_viz.core.graph.graph_model import drawn_graph
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import EVERYTHING, FORWARD, Player
+from autograd_viz.core.trace.value_text import format_number
+
+MLP = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+torch.manual_seed(0)
+x = torch.randn(5, 3)
+y = torch.randn(5, 1)
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+def loss_fn(): return F.mse_loss(model(x), y)
+loss_fn().backward()
+"""
+
+
+def _torch_mlp_loss() -> float:
+    """The same loss, computed by torch directly (the oracle)."""
+    torch.manual_seed(0)
+    x, y = torch.randn(5, 3), torch.randn(5, 1)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    return F.mse_loss(model(x), y).item()
+
+
+def _captions(code: str, mode: str = EVERYTHING) -> list[str]:
+    trace = run_source(code)
+    return [s.caption for s in Player(trace, drawn_graph(trace)).steps_in(mode)]
+
+
+def test_an_unbound_result_is_named_by_the_op_that_made_it() -> None:
+    captions = _captions(MLP)
+    loss = format_number(_torch_mlp_loss())
+    assert f"line 8: mse_loss(linear(…)#2, y) → mse_loss(…) = {loss}" in captions
+    assert "line 8: relu(linear(…)) → relu(…) = [5×4]" in captions
+    assert "line 9: .backward() from mse_loss(…) — graph freed after" in captions
+    assert not [c for c in captions if "tensor" in c.replace("tensor()", "")]
+
+
+def test_a_function_local_names_its_tensor() -> None:
+    code = (
+        "import torch\n"
+        "a = torch.tensor(2.0, requires_grad=True)\n"
+        "b = torch.tensor(3.0, requires_grad=True)\n"
+        "def f():\n"
+        "    out = a * b\n"
+        "    return out\n"
+        "f().backward()\n"
+    )
+    captions = _captions(code)
+    product = format_number((torch.tensor(2.0) * torch.tensor(3.0)).item())
+    assert f"line 5: mul(a, b) → out = {product}" in captions
+    assert "line 7: .backward() from out — graph freed after" in captions
+
+
+def test_a_grad_is_named_by_its_leaf() -> None:
+    code = (
+        "import torch\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "(w * 3).sum().backward()\n"
+        "w.grad.zero_()\n"
+    )
+    trace = run_source(code)
+    (zero,) = [e for e in trace.events if e["kind"] == "op" and e["op"] == "zero"]
+    assert trace.index.name_of(zero["outputs"][0]) == "w.grad"
+    captions = [s.caption for s in Player(trace, drawn_graph(trace)).steps_in(FORWARD)]
+    assert any(c.startswith("line 4: zero(w.grad) → w.grad = [0.0, 0.0]") for c in captions)
+
+
+def test_a_second_result_of_one_op_gets_a_number() -> None:
+    code = "import torch\nx = torch.ones(2, requires_grad=True)\n((x * 2) * 3).sum().backward()\n"
+    captions = _captions(code, FORWARD)
+    assert any("mul(mul(…)) → mul(…)#2 = [6.0, 6.0]" in c for c in captions)

@@ -1,0 +1,55 @@
+"""Every forward step lights something or says why nothing is drawn, and the status bar's
+count agrees with the boxes drawn (issue 14, item 8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autograd_viz.core.graph.graph_model import drawn_graph
+from autograd_viz.core.graph.summary import graph_summary
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import FORWARD, Player
+from autograd_viz.core.playback.step_text import NEEDS_NO_GRAD, NO_GRAD_MODE, NOT_KEPT, REASONS
+from autograd_viz.resources import examples
+
+
+@pytest.mark.parametrize("example", examples(), ids=lambda p: p.stem)
+def test_every_forward_step_lights_something_or_says_why(example) -> None:
+    trace = run_source(example.read_text(), filename=str(example))
+    player = Player(trace, drawn_graph(trace))
+    for step in player.steps_in(FORWARD):
+        if step.kind == "error":  # the error is its own caption
+            continue
+        assert step.lit or any(r in step.caption for r in REASONS), step.caption
+
+
+def test_the_reason_comes_from_the_trace() -> None:
+    code = (
+        "import torch\n"
+        "c = torch.ones(2) * 2\n"  # nothing needs grad
+        "w = torch.ones(2, requires_grad=True)\n"
+        "with torch.no_grad():\n"
+        "    v = w * 2\n"  # no_grad: an untracked op (drawn as a box of its own when kept)
+        "print((w * 3).sum().item())\n"  # tracked, but nothing keeps the result
+    )
+    trace = run_source(code)
+    captions = {s.line: s.caption for s in Player(trace, drawn_graph(trace)).steps_in(FORWARD)}
+    assert captions[2].endswith(NEEDS_NO_GRAD)
+    assert NOT_KEPT in captions[6]
+    steps = Player(trace, drawn_graph(trace)).steps_in(FORWARD)
+    (no_grad,) = [s for s in steps if s.line == 5]
+    assert no_grad.lit or NO_GRAD_MODE in no_grad.caption
+
+
+def test_the_status_line_counts_what_is_drawn() -> None:
+    trace = run_source(
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(2, 1)\n"
+        "print(model(torch.ones(2)).sum().item())\n"
+    )
+    graph = drawn_graph(trace)
+    assert len(graph.nodes) == 2  # the weight and the bias, no autograd node kept
+    assert graph_summary(graph) == "graph: 2 boxes (2 tensors, 0 autograd nodes)"
+    kept = drawn_graph(
+        run_source("import torch\nw = torch.ones(2, requires_grad=True)\ny = w * 2\n")
+    )
+    assert graph_summary(kept) == "graph: 4 boxes (2 tensors, 2 autograd nodes)"
