@@ -173,10 +173,10 @@ def _first_freed(
         if nid in seen:
             continue
         seen.add(nid)
+        if nodes[nid].saved is None:  # marked freed or not, it may not be the one
+            return frozenset()
         if nid in freed:
             met.add(nid)
             continue  # the engine stops here: what lies behind was never reached
-        if nodes[nid].saved is None:
-            return frozenset()
         stack.extend(n for n in nodes[nid].next if n in nodes)
     return frozenset(met)
