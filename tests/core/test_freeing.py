@@ -227,7 +227,7 @@ def test_an_older_trace_without_saved_keeps_the_old_marks_and_lights_nothing() -
         del n["saved"]
     old = Trace.from_dict(data)
     assert all("saved" not in n.to_dict() for n in old.nodes)
-    first_end, _, nodes = freeing(old)[0]
+    _, _, nodes = freeing(old)[0]
     # Every node the first pass reached but AccumulateGrad, as the app drew it then.
     assert {old.node(n).name for n in nodes} == {"AddBackward0", "ExpBackward0", "MulBackward0"}
     assert second_backward_errors(old, freeing(old)) == {}
