@@ -77,6 +77,16 @@ SCRIPTS = {
     # Only the branch towards x runs: b * W[0]'s node keeps its saved tensors.
     "grad_of_one_input": "out = (x * b + b * W[0]).sum()\ntorch.autograd.grad(out, [x])",
     "retain_graph": "out = (x * b).exp().sum()\nout.backward(retain_graph=True)",
+    # The second pass runs ExpBackward0 (freeing it too), then fails at MulBackward0.
+    "a_failed_pass_frees_what_it_ran": (
+        "y = x * b\n"
+        "y.sum().backward()\n"
+        "out = y.exp().sum()\n"
+        "try:\n"
+        "    out.backward()\n"
+        "except RuntimeError:\n"
+        "    pass"
+    ),
 }
 
 

@@ -25,22 +25,23 @@ Freed = list[tuple[int, int | None, set[str]]]
 
 
 def freeing(trace: Trace) -> Freed:
-    """For each backward that freed saved tensors: (index of the last event of the pass,
-    its line, the nodes whose saved tensors went with it). A graph kept with
-    retain_graph=True is not freed; a pass that raised freed what it ran before."""
+    """For each backward that did not keep its graph: (index of the last event of the
+    pass, its line, the nodes whose saved tensors went with it, maybe none). A graph kept
+    with retain_graph=True is not freed; a pass that raised freed what it ran before."""
     index = trace.index
     nodes = index.nodes
     ends = index.of_kind("backward_end")
     passes = [(i, e, _pass_end(index, ends, i, e.depth)) for i, e in index.each(BackwardEvent)]
     starts = [i for i, _, _ in passes]
     node_events = index.of_kind("node")
+    older = any(n.saved is None for n in nodes.values())
     found: Freed = []
     for i, e, end in passes:
         if e.retain_graph or e.graph_freed is False:  # the graph was kept
             continue
         ran = _ran_in(index, node_events, passes, starts, i, end)
         freed = {n for n in ran if nodes[n].saved}
-        if e.graph_freed:  # nodes of an older trace, which does not say what they saved
+        if older and e.graph_freed:  # nodes of an older trace, which does not say what they saved
             freed |= {n for n in _reachable(nodes, e.root_nodes) if _unknown(nodes[n])}
         found.append((end, e.line, freed))
     return found
