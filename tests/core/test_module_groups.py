@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import networkx as nx
+import torch
 
 from autograd_viz.core.graph.graph_model import build_graph, drawn_graph
 from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, Player
+from autograd_viz.core.trace.events import OpEvent
 from autograd_viz.resources import EXAMPLES
 
 
@@ -18,7 +20,7 @@ def _trace():
 def test_each_linear_layer_is_a_group_with_its_parameters() -> None:
     trace = _trace()
     drawn = drawn_graph(trace)
-    assert set(drawn.groups) == {"model.0", "model.2"}
+    assert set(drawn.groups) == {"model.0", "model.1", "model.2"}  # the ReLU's too
     names = {k: n.title for k, n in drawn.nodes.items()}
     first = sorted(names[k] for k in drawn.groups["model.0"])
     assert first == [
@@ -105,3 +107,63 @@ def test_module_frames_neither_overlap_nor_cover_other_nodes() -> None:
 def test_a_model_reads_from_its_first_module_down() -> None:
     frames = _frames(drawn_graph(_trace()))
     assert frames["model.0"][3] > frames["model.2"][3]  # model.0 is higher on the page
+
+
+SEQUENTIAL = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+loss = model(torch.randn(5, 3)).pow(2).mean()
+loss.backward()
+"""
+
+
+def _relu_node(trace) -> str:
+    """The node of the op that ran inside model.1, as the trace recorded it."""
+    ops = [e for _, e in trace.index.each(OpEvent) if e.modules and e.modules[-1] == "model.1"]
+    assert [list(e.modules) for e in ops] == [["model", "model.1"]]
+    (node,) = ops[0].grad_fn
+    return node
+
+
+def test_a_module_without_parameters_is_framed_like_the_others() -> None:
+    trace = run_source(SEQUENTIAL)
+    drawn = drawn_graph(trace)
+    assert set(drawn.groups) == {"model.0", "model.1", "model.2"}  # all inside `model`
+    relu = _relu_node(trace)
+    namespace: dict = {}
+    exec(SEQUENTIAL, namespace)  # torch names the node nn.ReLU's op makes
+    h = namespace["model"][0](torch.randn(5, 3))
+    assert trace.node(relu).name == type(namespace["model"][1](h).grad_fn).__name__
+    assert drawn.groups["model.1"] == [relu]
+    assert not set(drawn.groups["model.1"]) & (
+        set(drawn.groups["model.0"]) | set(drawn.groups["model.2"])
+    )
+    # The model reads from the top down in the order its modules ran.
+    frames = _frames(drawn)
+    assert frames["model.0"][3] > frames["model.1"][3] > frames["model.2"][3]
+
+
+def test_a_one_op_module_collapses_to_a_true_box_and_opens_again() -> None:
+    trace = run_source(SEQUENTIAL)
+    full = drawn_graph(trace)
+    relu = _relu_node(trace)
+    folded = drawn_graph(trace, {"model.1"})
+    box = folded.nodes["m:model.1"]
+    assert box.kind == MODULE and box.title == "model.1" and box.detail.startswith("1 node ")
+    assert folded.alias == {relu: "m:model.1"} and relu not in folded.nodes
+    assert len(folded.nodes) == len(full.nodes)
+    # The box stands where the node stood: the same edges, with the node's name changed.
+    rename = {relu: "m:model.1"}
+    assert sorted(folded.edges) == sorted(
+        (rename.get(u, u), rename.get(v, v)) for u, v in full.edges
+    )
+    assert set(folded.groups) == {"model.0", "model.2"}
+    player = Player(trace, folded)
+    player.set_mode(BACKWARD)
+    ran = [
+        s for s in player.steps if s.kind == "node" and trace.events[s.event_index]["node"] == relu
+    ]
+    assert len(ran) == 1 and "m:model.1" in ran[0].lit
+    assert drawn_graph(trace, set()).groups == full.groups

@@ -203,3 +203,44 @@ def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
         assert x_low <= node.x - half[key] / unit_px, node.title
         assert node.x + half[key] / unit_px <= x_high, node.title
     assert max(n.y for n in canvas.graph.nodes.values()) + 0.5 <= y_high  # a frame's title
+
+
+def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) -> None:
+    from PySide6.QtGui import QImage, QPainter
+
+    from tests.core.test_module_groups import SEQUENTIAL
+
+    class Recording(QPainter):
+        """A real painter that also keeps the texts it was asked to draw."""
+
+        def __init__(self, device) -> None:
+            super().__init__(device)
+            self.texts: list[str] = []
+
+        def drawText(self, *args) -> None:  # Qt's own name
+            self.texts.append(str(args[-1]))
+            super().drawText(*args)
+
+    trace = run_source(SEQUENTIAL)
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    relu = next(n.id for n in trace.nodes if n.name == "ReluBackward0")
+    assert canvas.module_of(relu) == "model.1"
+    assert "inside model.1 (double-click to collapse)" in canvas._tooltip(0, 0, relu)
+    image = QImage(900, 600, QImage.Format.Format_ARGB32)
+    painter = Recording(image)
+    screen = {k: canvas.widget_position(k) for k in canvas.graph.nodes}
+    canvas._overlay._paint_groups(painter, screen)
+    painter.end()
+    assert sorted(painter.texts) == ["model.0", "model.1", "model.2"]
+    point = canvas.widget_position(relu) - canvas.viewport().pos()
+    with qtbot.waitSignal(canvas.layout_changed):
+        _double_click(qtbot, canvas, point)
+    assert canvas.collapsed == {"model.1"} and relu not in canvas.graph.nodes
+    assert canvas._tooltip(0, 0, "m:model.1") == (
+        "nn.Module model.1, collapsed: 1 node (double-click to open)"
+    )
+    box = canvas.widget_position("m:model.1") - canvas.viewport().pos()
+    with qtbot.waitSignal(canvas.layout_changed):
+        _double_click(qtbot, canvas, box)
+    assert canvas.collapsed == set() and relu in canvas.graph.nodes

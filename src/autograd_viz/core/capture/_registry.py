@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from autograd_viz.core.capture._saved import saved_tensors
 from autograd_viz.core.trace import NodeInfo
 
 _runs = itertools.count()
@@ -110,6 +111,8 @@ class Registry:
         # comes before the id is written into the node: a node never carries an id that
         # `nodes` does not know.
         info = NodeInfo(id=nid, name=type(node).__name__, tensor=None, variable=None, next=[])
+        # Read now, while the forward has just built it: what a backward will free.
+        info.saved = saved_tensors(node)
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
             info.variable = info.tensor = self.tensor_id(variable)

@@ -291,11 +291,13 @@ def _banded(
                 row[v] = free[0] if len(per_layer[x]) == height else nearest(v, free)
                 free.remove(row[v])
 
-    # Blocks that start further left go first, so a model reads from the top left down to
+    # Blocks that end further left go first, so a model reads from the top left down to
     # the bottom right in the order its modules ran; then by where the sweeps put them.
+    # Where a block ends is where its last op ran; where it starts is often a parameter's
+    # leaf, far left: a later layer's weight would put it before a ReLU run between them.
     for members in sorted(
         blocks.values(),
-        key=lambda vs: (min(layer_of[v] for v in vs), sum(wanted[v] for v in vs) / len(vs)),
+        key=lambda vs: (max(layer_of[v] for v in vs), sum(wanted[v] for v in vs) / len(vs)),
     ):
         place_block(members)
     # The other nodes, each beside what it is joined to: those with a neighbour placed go
@@ -435,4 +437,5 @@ def _drawn_graph(
 
 
 def _module_box(box: str, path: str, count: int) -> DrawnNode:
-    return DrawnNode(box, MODULE, path, f"{count} nodes (double-click to open)")
+    nodes = "1 node" if count == 1 else f"{count} nodes"
+    return DrawnNode(box, MODULE, path, f"{nodes} (double-click to open)")

@@ -45,7 +45,10 @@ def module_groups(trace: Trace, g: nx.MultiDiGraph) -> dict[str, set[str]]:
                 groups[path].add(v)
                 owner[v] = path
                 changed = True
-    return {path: members for path, members in groups.items() if len(members) > 1}
+    # A module without parameters (nn.ReLU, nn.Flatten) owns just the one node its op
+    # made: framed all the same, as its op ran inside it. Only a module whose ops made
+    # no node of the drawn graph (an identity, a no_grad call) has no frame.
+    return {path: members for path, members in groups.items() if members}
 
 
 def collapse(
@@ -56,7 +59,7 @@ def collapse(
     alias: dict[str, str] = {}
     for path in sorted(collapsed):
         members = groups.get(path, set()) & set(g)
-        if len(members) < 2:
+        if not members:
             continue
         box = f"m:{path}"
         inbound = [(u, v) for v in members for u in g.predecessors(v) if u not in members]

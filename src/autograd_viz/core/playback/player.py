@@ -13,7 +13,7 @@ from psygnal import Signal
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.platform.gc_pause import collections_postponed
-from autograd_viz.core.playback.freeing import freed_at, freeing
+from autograd_viz.core.playback.freeing import freed_at, freeing, second_backward_errors
 from autograd_viz.core.playback.step_text import construction_caption, folds, why_nothing_drawn
 from autograd_viz.core.trace import TensorValue, Trace
 from autograd_viz.core.trace.events import EVENT_TYPES, NodeEvent, OpEvent, TraceEvent
@@ -115,6 +115,8 @@ class Player:
         self._steps: dict[str, list[Step]] = {}
         self._first_lit: dict[str, dict[str, int]] = {}
         self.freeing = freeing(trace)
+        # A second backward's error step rings the freed node(s) it ran into.
+        self._error_lit = second_backward_errors(trace, self.freeing)
         self.mode = FORWARD
         self.position = -1  # -1: before the first step
 
@@ -320,7 +322,11 @@ class Player:
 
     def _step(self, number: int, index: int, e: TraceEvent) -> Step:
         # An untracked (no_grad) op is drawn as a box of its own: the graph says which.
-        lit = self._drawn(*e.lights(self._index), self.graph.event_nodes.get(index))
+        lit = self._drawn(
+            *e.lights(self._index),
+            self.graph.event_nodes.get(index),
+            *self._error_lit.get(index, ()),
+        )
         return Step(
             number,
             index,

@@ -8,7 +8,7 @@ docs/trace.md documents every key; in short:
     torch        torch version string; device: the device the run used
     tensors      [{id, name, shape, dtype, device, requires_grad, is_leaf,
                    retains_grad, grad_fn, output_nr, value, grad}]
-    nodes        [{id, name, tensor, variable, next, next_nr, next_input}]
+    nodes        [{id, name, tensor, variable, next, next_nr, next_input, saved}]
     events       [{kind, line, ...}] in the order they happened: op, backward, node,
                  accumulate, grad_reset, grad_assign, param_update, history_break,
                  error, run_end

@@ -130,7 +130,15 @@ class NodeInfo:
     # For each `next` entry, its position in next_functions: the index of the gradient
     # this node sends there among a node event's `grads_out`.
     next_input: list[int] = field(default_factory=list)
+    # The tensors it saved for its backward, by torch's name (`grad_fn._saved_<name>`;
+    # `tensors` for a custom Function's `ctx.save_for_backward`): what a backward that
+    # does not retain the graph frees. None where the trace does not say (written before
+    # the key existed); [] for a node that saved none (AddBackward0, ViewBackward0).
+    saved: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (docs/trace.md, "Node")."""
-        return asdict(self)
+        """The JSON form (docs/trace.md, "Node"); `saved` only where it is known."""
+        out = asdict(self)
+        if self.saved is None:
+            del out["saved"]  # an older trace's node stays as it was written
+        return out
