@@ -278,3 +278,13 @@ def test_opening_the_inspector_keeps_the_graph_and_legend_in_view(qtbot, tmp_pat
     qtbot.waitUntil(lambda: canvas.follows_fit)
     _everything_in_view(canvas)
     window.close()
+
+
+def test_legend_columns_are_the_most_that_fit() -> None:
+    from autograd_viz.ui.graph._fit import legend_columns
+
+    widths = [100.0, 80.0, 120.0, 90.0, 140.0]
+    assert legend_columns(widths, 1000) == 5
+    assert legend_columns(widths, 300) == 3  # rows of 300 and 230
+    assert legend_columns(widths, 250) == 2  # rows of 180, 210, 140
+    assert legend_columns(widths, 10) == 1  # never none

@@ -17,12 +17,11 @@ from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._describe import describe
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, GraphOverlayItem
+from autograd_viz.ui.graph._edges_item import GraphOverlayItem
+from autograd_viz.ui.graph._fit import fitted_range, legend_columns, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 
-MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
-FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
 LEGEND_MARGIN_PX = 16  # the legend's offset from the left edge, and as much on the right
 
 
@@ -383,66 +382,27 @@ class GraphCanvas(pg.PlotWidget):
         """As many legend entries per row as the canvas's width shows whole."""
         room = float(self.getViewBox().width()) - 2 * LEGEND_MARGIN_PX
         widths = [sample.width() + label.width() + 6 for sample, label in self.legend.items]
-        columns = len(widths)
-        while (
-            columns > 1
-            and max(sum(widths[i : i + columns]) for i in range(0, len(widths), columns)) > room
-        ):
-            columns -= 1
+        columns = legend_columns(widths, room)
         if columns != self.legend.columnCount:
             self.legend.setColumnCount(columns)
         self._legend_rows = -(-len(widths) // columns)
 
     def _reach_px(self, unit_px: float) -> dict[str, float]:
-        """How far (in pixels) left and right of each node what is drawn for it reaches.
-
-        Where the zoom leaves room for labels, every node's widest label line. Where it does
-        not, no label is drawn (and measuring every label of a big graph on the GUI thread
-        would be wasted), but a module's frame still wraps its members' full labels.
-        """
-        nodes = self.graph.nodes
-        framed = {m for members in self.graph.groups.values() for m in members if m in nodes}
-        keys = nodes.keys() if unit_px >= COMPACT_DX_PX else framed
-        half = self._overlay.label_half_widths(keys)
-        return {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+        """How far (in pixels) left and right of each node what is drawn for it reaches."""
+        return reach_px(self.graph, unit_px, self._overlay.label_half_widths)
 
     def fit(self) -> None:
-        """Zoom so that the whole graph, with its labels, is in view."""
+        """Zoom so that the whole graph, with its labels, frames and legend, is in view."""
         self.follows_fit = True
+        box = self.getViewBox()
         if not self.graph.nodes:
-            self.getViewBox().setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
             return
-        xs = [n.x for n in self.graph.nodes.values()]
-        ys = [n.y for n in self.graph.nodes.values()]
-
-        def span(low: float, high: float) -> tuple[float, float]:
-            extra = max(0.0, MIN_SPAN - (high - low)) / 2
-            return low - extra, high + extra
-
-        # Room for the labels under the lowest row and for the legend below them; above
-        # the top row, for the title of a module's frame.
-        x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
-        below, above = (1.5, 0.75) if self.graph.groups else (1.3, 0.4)
-        y_low, y_high = span(min(ys) - below, max(ys) + above)
-        # The margin below holds a one-row legend; a wrapped one needs its other rows too.
-        height_px = max(1.0, float(self.getViewBox().height()))
         extra_px = self.legend.height() * (1 - 1 / self._legend_rows)
-        if extra_px and extra_px < height_px / 2:
-            y_low = y_high - (y_high - y_low) / (1 - extra_px / height_px)
-        # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
-        # a pixel fewer units, so a few rounds settle where every label and frame fits.
-        width_px = max(1.0, float(self.getViewBox().width()))
-        reach = self._reach_px(width_px / (x_high - x_low))
-        low, high = x_low, x_high
-        for _ in range(4) if reach else ():
-            unit_px = width_px / (high - low)
-            nodes = [(self.graph.nodes[k], px / unit_px) for k, px in reach.items()]
-            reach_left = max(half - (n.x - x_low) for n, half in nodes)
-            reach_right = max(n.x + half - x_high for n, half in nodes)
-            low = x_low - (max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0))
-            high = x_high + (max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0))
-        x_low, x_high = low, high
-        self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
+        x_range, y_range = fitted_range(
+            self.graph, (box.width(), box.height()), self._overlay.label_half_widths, extra_px
+        )
+        box.setRange(xRange=x_range, yRange=y_range, padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()
