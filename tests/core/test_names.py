@@ -43,7 +43,7 @@ def test_an_unbound_result_is_named_by_the_op_that_made_it() -> None:
     loss = format_number(_torch_mlp_loss())
     assert f"line 8: mse_loss(linear(…)#2, y) → mse_loss(…) = {loss}" in captions
     assert "line 8: relu(linear(…)) → relu(…) = [5×4]" in captions
-    assert "line 9: .backward() from mse_loss(…) — graph freed after" in captions
+    assert "line 9: .backward() from mse_loss(…) — frees what its nodes saved" in captions
     assert not [c for c in captions if "tensor" in c.replace("tensor()", "")]
 
 
@@ -60,7 +60,7 @@ def test_a_function_local_names_its_tensor() -> None:
     captions = _captions(code)
     product = format_number((torch.tensor(2.0) * torch.tensor(3.0)).item())
     assert f"line 5: mul(a, b) → out = {product}" in captions
-    assert "line 7: .backward() from out — graph freed after" in captions
+    assert "line 7: .backward() from out — frees what its nodes saved" in captions
 
 
 def test_a_grad_is_named_by_its_leaf() -> None:

@@ -222,7 +222,7 @@ EVERY_CAPTION = [
     "line 4: tensor() → x = [3.0, 4.0]",
     "line 6: mul(w, x) → h = [3.0, 8.0]",
     "line 8: sum(h) → loss = 11.0",
-    "line 9: .backward() from loss — graph freed after",
+    "line 9: .backward() from loss — frees what its nodes saved",
     "SumBackward0: [1.0, 1.0] → MulBackward0",
     "MulBackward0: [3.0, 4.0] → w.grad",
     "AccumulateGrad: receives [3.0, 4.0]",

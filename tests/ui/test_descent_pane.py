@@ -146,3 +146,20 @@ def test_step_buttons_walk_the_path(pane, qtbot) -> None:
     qtbot.mouseClick(buttons["last"], Qt.MouseButton.LeftButton)
     assert pane.step_slider.value() == pane.step_slider.maximum()
     assert not buttons["last"].isEnabled()
+
+
+def test_step_buttons_draw_the_styles_icons_and_say_what_they_do(qtbot) -> None:
+    from PySide6.QtWidgets import QSlider
+
+    from autograd_viz.ui._step_buttons import StepControls
+
+    controls = StepControls(QSlider(Qt.Orientation.Horizontal))
+    qtbot.addWidget(controls)
+    for name, button in controls.buttons.items():
+        icon = button.icon()
+        assert not icon.isNull() and button.text() == "", name  # no glyph a font may lack
+        image = icon.pixmap(16, 16).toImage()
+        assert any(  # it paints something, not an empty square
+            image.pixelColor(x, y).alpha() > 0 for x in range(16) for y in range(16)
+        ), name
+        assert button.toolTip() and button.accessibleName() == button.toolTip(), name

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
 from PySide6.QtWidgets import QApplication
@@ -13,7 +14,7 @@ from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.resources import DEFAULT_EXAMPLE
 from autograd_viz.ui.graph._edges_item import _room_beside
-from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
 
 
@@ -244,3 +245,87 @@ def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) ->
     with qtbot.waitSignal(canvas.layout_changed):
         _double_click(qtbot, canvas, box)
     assert canvas.collapsed == set() and relu in canvas.graph.nodes
+
+
+def _everything_in_view(canvas: GraphCanvas) -> None:
+    """Every node's mark and label, every frame and the whole legend lie inside the view."""
+    box = canvas.getViewBox()
+    (x_low, x_high), _ = box.viewRange()
+    unit_px = box.width() / (x_high - x_low)
+    reach = canvas._reach_px(unit_px)
+    for key, node in canvas.graph.nodes.items():
+        half = max(reach.get(key, 0.0), STYLES[node.kind].size / 2) / unit_px
+        assert x_low <= node.x - half and node.x + half <= x_high, node.title
+    shown = box.sceneBoundingRect()
+    legend = canvas.legend
+    assert shown.contains(legend.sceneBoundingRect())
+    for sample, label in legend.items:
+        assert shown.contains(label.sceneBoundingRect()), label.text
+        assert label.boundingRect().width() >= label.item.boundingRect().width()  # not cut
+        assert shown.contains(sample.sceneBoundingRect())
+    assert [label.text for _s, label in legend.items] == [STYLES[k].legend for k in LEGEND_ORDER]
+
+
+def test_a_narrower_canvas_fits_again_and_wraps_its_legend(qtbot) -> None:
+    from tests.core.test_module_groups import CNN
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(CNN))
+    qtbot.waitUntil(lambda: canvas.getViewBox().width() > 800)
+    _everything_in_view(canvas)
+    before = canvas.getViewBox().viewRange()[0]
+    with qtbot.waitSignal(canvas.getViewBox().sigResized):
+        canvas.resize(520, 600)  # what the inspector opening beside it does
+    qtbot.waitUntil(lambda: canvas.getViewBox().viewRange()[0] != before)
+    _everything_in_view(canvas)
+    assert canvas.legend.columnCount < len(LEGEND_ORDER)  # wrapped, not cut
+
+
+def test_after_a_zoom_by_hand_a_resize_keeps_the_learners_view(qtbot) -> None:
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8")))
+    box = canvas.getViewBox()
+    box.scaleBy((0.5, 0.5))
+    box.sigRangeChangedManually.emit(box.state["mouseEnabled"])  # as the wheel does
+    assert not canvas.follows_fit
+    zoomed = box.viewRange()
+    with qtbot.waitSignal(box.sigResized):
+        canvas.resize(600, 600)
+    assert box.viewRange()[0] == pytest.approx(zoomed[0])
+    canvas.fit()
+    assert canvas.follows_fit
+
+
+def test_opening_the_inspector_keeps_the_graph_and_legend_in_view(qtbot, tmp_path) -> None:
+    from autograd_viz.core.learning.progress import load_progress
+    from autograd_viz.ui.main_window import MainWindow
+    from tests.core.test_module_groups import CNN
+
+    window = MainWindow(progress=load_progress(tmp_path / "progress.json"))  # no kernel
+    qtbot.addWidget(window)
+    window.resize(1400, 860)
+    window.show()
+    canvas = window.canvas
+    trace = run_source(CNN)
+    with qtbot.waitSignal(canvas.trace_drawn):
+        canvas.show_trace(trace)
+    qtbot.waitUntil(lambda: canvas.getViewBox().width() > 100)
+    assert window.inspector.isHidden()
+    width = canvas.width()
+    weight = next(t for t in trace.tensors if t.name == "model.0.weight")
+    with qtbot.waitSignal(canvas.getViewBox().sigResized, timeout=5000):
+        window.run_view.inspect(weight.id)  # what a click on it does
+    assert window.inspector.isVisible() and canvas.width() < width
+    qtbot.waitUntil(lambda: canvas.follows_fit)
+    _everything_in_view(canvas)
+    window.close()
+
+
+def test_legend_columns_are_the_most_that_fit() -> None:
+    from autograd_viz.ui.graph._fit import legend_columns
+
+    widths = [100.0, 80.0, 120.0, 90.0, 140.0]
+    assert legend_columns(widths, 1000) == 5
+    assert legend_columns(widths, 300) == 3  # rows of 300 and 230
+    assert legend_columns(widths, 250) == 2  # rows of 180, 210, 140
+    assert legend_columns(widths, 10) == 1  # never none

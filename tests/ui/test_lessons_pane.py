@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMessageBox
 
 from autograd_viz.core.learning.exercise_catalog import EXERCISES
@@ -14,6 +15,7 @@ from autograd_viz.core.learning.lessons import all_sections, find_section
 from autograd_viz.core.learning.progress import load_progress
 from autograd_viz.core.learning.quiz import QUESTIONS
 from autograd_viz.session import KernelState
+from autograd_viz.ui.editor.document import Choice
 from autograd_viz.ui.learning.lessons_pane import DONE_MARK, TODO_MARK, LessonsPane
 from autograd_viz.ui.main_window import MainWindow
 
@@ -156,3 +158,82 @@ def test_run_puts_the_code_in_the_editor_and_a_trace_arrives(window, qtbot) -> N
     assert trace.tensor_named("z").grad.data == 12.0
     assert trace.tensor_named("x").grad.data == 36.0
     qtbot.waitUntil(lambda: "z.grad = tensor(12.)" in window.console.plain_text(), timeout=5_000)
+
+
+@pytest.mark.parametrize("choice", [Choice.DISCARD, Choice.CANCEL])
+def test_a_section_counts_as_tried_only_once_save_or_discard_is_answered(
+    window, qtbot, monkeypatch, choice
+) -> None:
+    window.editor.moveCursor(QTextCursor.MoveOperation.End)
+    window.editor.insertPlainText("mine = 1\n")  # typed: unsaved changes, opening asks first
+    mine = window.editor.text()
+    window.show_tab("Lessons")
+    window.lessons.show_section(RETAIN)
+    asked: list[bool] = []
+
+    def answer() -> Choice:
+        asked.append(window.progress.is_done("lesson", RETAIN))  # while the dialog is up
+        return choice
+
+    monkeypatch.setattr(window.document, "ask_save_changes", answer)
+    card = window.lessons.example_cards[0]
+    _click(qtbot, card.open_button)
+    assert asked == [False]  # not tried before the answer
+    opened = choice is Choice.DISCARD
+    assert window.progress.is_done("lesson", RETAIN) is opened
+    assert window.lessons._items[RETAIN].text(0).startswith(DONE_MARK if opened else TODO_MARK)
+    assert (window.editor.text() == card.code) is opened
+    if not opened:
+        assert window.editor.text() == mine  # Cancel kept the learner's text
+    # The fixture's close asks too: let it close (a refused close leaves the kernel running).
+    monkeypatch.setattr(window.document, "ask_save_changes", lambda: Choice.DISCARD)
+
+
+def test_an_opener_that_declines_leaves_the_section_untried(qtbot, progress) -> None:
+    calls: list[tuple[str, bool]] = []
+    pane = LessonsPane(progress, opener=lambda code, run: calls.append((code, run)) or False)
+    qtbot.addWidget(pane)
+    pane.show_section(RETAIN)
+    card = pane.example_cards[0]
+    _click(qtbot, card.run_button)
+    assert calls == [(card.code, True)] and not progress.is_done("lesson", RETAIN)
+
+
+def _cut_titles(tree) -> list[str]:
+    """Titles whose row is too short or too narrow to show them whole, wrapped."""
+    metrics = tree.fontMetrics()
+    cut = []
+    items = []
+    for i in range(tree.topLevelItemCount()):
+        top = tree.topLevelItem(i)
+        items += [top] + [top.child(j) for j in range(top.childCount())]
+    for item in items:
+        rect = tree.visualItemRect(item)
+        text = item.text(0)
+        needed = metrics.boundingRect(
+            QRect(0, 0, rect.width() - 8, 100_000), Qt.TextFlag.TextWordWrap, text
+        )
+        longest_word = max(metrics.horizontalAdvance(w) for w in text.split())
+        if (
+            needed.height() > rect.height()
+            or rect.right() > tree.viewport().width()
+            or longest_word > rect.width() - 8
+            or item.toolTip(0) not in text
+        ):
+            cut.append(text)
+    return cut
+
+
+@pytest.mark.parametrize("size", [(1400, 860), (1000, 650)])
+def test_every_section_title_is_readable_at_the_default_and_a_small_window(
+    window, qtbot, size
+) -> None:
+    window.resize(*size)
+    window.show_tab("Lessons")
+    tree = window.lessons.tree
+    qtbot.waitUntil(lambda: tree.viewport().width() > 100 and tree.isVisible())
+    qtbot.waitUntil(lambda: not _cut_titles(tree), timeout=3000)
+    # Some title is longer than the tree is wide: it is wrapped, not cut or scrolled.
+    longest = max(tree.fontMetrics().horizontalAdvance(t.title) for t in all_sections())
+    assert longest > tree.viewport().width() - tree.indentation() * 2
+    assert not tree.horizontalScrollBar().isVisible()

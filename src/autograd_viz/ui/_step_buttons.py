@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QSlider, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSlider, QStyle, QToolButton, QWidget
+
+PIXMAP = QStyle.StandardPixmap
 
 
 class StepControls(QWidget):
-    """A step slider with ⏮ ◀ ▶ ⏭ beside it; the buttons only move the slider."""
+    """A step slider with first / back buttons before it and forward / last after it; the
+    buttons only move the slider.
+
+    They show the style's own media icons, as the graph's player bar does: a font may lack
+    the ⏮ ⏭ glyphs, and a missing glyph draws as an empty box.
+    """
 
     def __init__(self, slider: QSlider, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -16,24 +23,25 @@ class StepControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         moves = (
-            ("first", "⏮", "First step (the start)", lambda: slider.minimum()),
-            ("back", "◀", "One step back", lambda: slider.value() - 1),
-            ("forward", "▶", "One step forward", lambda: slider.value() + 1),
-            ("last", "⏭", "Last step", lambda: slider.maximum()),
+            ("first", PIXMAP.SP_MediaSkipBackward, "First step (the start)", slider.minimum),
+            ("back", PIXMAP.SP_MediaSeekBackward, "One step back", lambda: slider.value() - 1),
+            ("forward", PIXMAP.SP_MediaSeekForward, "One step forward", lambda: slider.value() + 1),
+            ("last", PIXMAP.SP_MediaSkipForward, "Last step", slider.maximum),
         )
-        for name, text, tip, target in moves[:2]:
-            layout.addWidget(self._button(name, text, tip, target))
+        for name, icon, tip, target in moves[:2]:
+            layout.addWidget(self._button(name, icon, tip, target))
         layout.addWidget(slider, 1)
-        for name, text, tip, target in moves[2:]:
-            layout.addWidget(self._button(name, text, tip, target))
+        for name, icon, tip, target in moves[2:]:
+            layout.addWidget(self._button(name, icon, tip, target))
         slider.valueChanged.connect(self._update_enabled)
         slider.rangeChanged.connect(lambda *_: self._update_enabled())
         self._update_enabled()
 
-    def _button(self, name: str, text: str, tip: str, target) -> QToolButton:
+    def _button(self, name: str, icon: QStyle.StandardPixmap, tip: str, target) -> QToolButton:
         button = QToolButton()
-        button.setText(text)
+        button.setIcon(self.style().standardIcon(icon))
         button.setToolTip(tip)
+        button.setAccessibleName(tip)  # a screen reader has no icon to read
         button.setAutoRaise(True)
         button.clicked.connect(lambda: self.slider.setValue(target()))
         self.buttons[name] = button

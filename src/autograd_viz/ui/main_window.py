@@ -83,7 +83,7 @@ class MainWindow(QMainWindow):
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
         self.descent: DescentPane | None = None
-        self.lessons = LessonsPane(self.progress)
+        self.lessons = LessonsPane(self.progress, opener=self.open_example)
         self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})
         self.quiz = QuizPane(self.progress)
         self.lab = LabPane(self.session, self.progress)
@@ -248,7 +248,6 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
-        self.lessons.example_requested.connect(self.open_example)
         self.lessons.tab_requested.connect(self.show_tab)
         self.quiz.example_requested.connect(self.open_example)
         self.exercises.starter_requested.connect(self.open_example)
@@ -280,13 +279,17 @@ class MainWindow(QMainWindow):
         # Examples open as untitled copies, so saving never overwrites the shipped file.
         return self.document.open_path(path, as_copy=Path(path).parent == DEFAULT_EXAMPLE.parent)
 
-    def open_example(self, code: str, run: bool = False) -> None:
-        """Put a lesson's example in the editor; run it (as Ctrl+Enter does) when asked."""
+    def open_example(self, code: str, run: bool = False) -> bool:
+        """Put a lesson's example in the editor; run it (as Ctrl+Enter does) when asked.
+
+        False when the learner kept their unsaved changes (Cancel), and nothing happened.
+        """
         if not self.document.open_text(code):
-            return  # the learner kept their unsaved changes
+            return False
         if run:
             self.tabs.setCurrentWidget(self.graph_area)
             self.run_code()
+        return True
 
     # ---- running ---------------------------------------------------------------
     def run_code(self) -> None:

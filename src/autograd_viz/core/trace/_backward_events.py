@@ -87,9 +87,11 @@ class BackwardEvent(TraceEvent):
         return (*self.roots, *self.root_nodes)
 
     def caption(self, lookup: Lookup) -> str:
-        """`line 7: .backward() from loss — graph freed after`."""
+        """`line 7: .backward() from loss — frees what its nodes saved`."""
         roots = ", ".join(tensor_name(lookup, t) for t in self.roots)
-        kept = "graph kept (retain_graph)" if self.retain_graph else "graph freed after"
+        # torch frees the tensors nodes saved for backward, not the nodes: a pass through
+        # nodes that saved nothing (AddBackward0) can run again.
+        kept = "graph kept (retain_graph)" if self.retain_graph else "frees what its nodes saved"
         caption = f"{self.where}{self.call} from {roots} — {kept}"
         if self.depth:  # run by a node's own backward (a reentrant checkpoint)
             caption += " — a backward pass run inside the one before it"

@@ -17,11 +17,12 @@ from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._describe import describe
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, GraphOverlayItem
+from autograd_viz.ui.graph._edges_item import GraphOverlayItem
+from autograd_viz.ui.graph._fit import fitted_range, legend_columns, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 
-MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
+LEGEND_MARGIN_PX = 16  # the legend's offset from the left edge, and as much on the right
 
 
 class GraphCanvas(pg.PlotWidget):
@@ -69,7 +70,13 @@ class GraphCanvas(pg.PlotWidget):
         for item in (self._overlay, self._markers, self._selection, self._message):
             plot.addItem(item)
         self._add_legend()
-        self.getViewBox().sigRangeChanged.connect(lambda *_: self._overlay.update())
+        # Until the learner zooms or pans by hand, the view follows the fit: a canvas made
+        # narrower (the inspector opening beside it) fits again instead of cutting labels.
+        self.follows_fit = True
+        box = self.getViewBox()
+        box.sigRangeChanged.connect(lambda *_: self._overlay.update())
+        box.sigRangeChangedManually.connect(self._moved_by_hand)
+        box.sigResized.connect(self._viewport_resized)
         self.view.run_changed.connect(self._run_changed)
         self.view.graph_changed.connect(self._graph_changed)
         self.view.frame_changed.connect(self._frame_changed)
@@ -105,6 +112,7 @@ class GraphCanvas(pg.PlotWidget):
             brush=pg.mkBrush(*self.colours.legend_fill),
             pen=pg.mkPen(self.colours.legend_border),
         )
+        self._legend_rows = 1
         legend.setParentItem(self.getPlotItem().getViewBox())
         for kind in LEGEND_ORDER:
             style = STYLES[kind]
@@ -318,6 +326,7 @@ class GraphCanvas(pg.PlotWidget):
         node = self.graph.nodes.get(key)
         if node is None:
             return
+        self.follows_fit = False  # the learner asked for this node, not the whole graph
         view = self.getViewBox()
         (x0, x1), (y0, y1) = view.viewRange()
         half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
@@ -361,37 +370,39 @@ class GraphCanvas(pg.PlotWidget):
         scene = self.getViewBox().mapViewToScene(QPointF(node.x, node.y))
         return self.mapFromScene(scene) + self.viewport().pos()
 
+    def _moved_by_hand(self, *_args: object) -> None:
+        self.follows_fit = False
+
+    def _viewport_resized(self, *_args: object) -> None:
+        self._wrap_legend()
+        if self.follows_fit:
+            self.fit()
+
+    def _wrap_legend(self) -> None:
+        """As many legend entries per row as the canvas's width shows whole."""
+        room = float(self.getViewBox().width()) - 2 * LEGEND_MARGIN_PX
+        widths = [sample.width() + label.width() + 6 for sample, label in self.legend.items]
+        columns = legend_columns(widths, room)
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
+        self._legend_rows = -(-len(widths) // columns)
+
+    def _reach_px(self, unit_px: float) -> dict[str, float]:
+        """How far (in pixels) left and right of each node what is drawn for it reaches."""
+        return reach_px(self.graph, unit_px, self._overlay.label_half_widths)
+
     def fit(self) -> None:
-        """Zoom so that the whole graph, with its labels, is in view."""
+        """Zoom so that the whole graph, with its labels, frames and legend, is in view."""
+        self.follows_fit = True
+        box = self.getViewBox()
         if not self.graph.nodes:
-            self.getViewBox().setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
             return
-        xs = [n.x for n in self.graph.nodes.values()]
-        ys = [n.y for n in self.graph.nodes.values()]
-
-        def span(low: float, high: float) -> tuple[float, float]:
-            extra = max(0.0, MIN_SPAN - (high - low)) / 2
-            return low - extra, high + extra
-
-        # Room for the labels under the lowest row and for the legend below them; above
-        # the top row, for the title of a module's frame.
-        x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
-        below, above = (1.5, 0.75) if self.graph.groups else (1.3, 0.4)
-        y_low, y_high = span(min(ys) - below, max(ys) + above)
-        # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it, in the units
-        # the first guess gives a pixel.
-        # (Not when the zoom leaves no room for labels: none is drawn, and measuring every
-        # label of a big graph on the GUI thread would be wasted.)
-        width_px = max(1.0, float(self.getViewBox().width()))
-        unit_px = width_px / (x_high - x_low)
-        if unit_px >= COMPACT_DX_PX:
-            nodes = self.graph.nodes
-            half = self._overlay.label_half_widths(nodes)
-            reach_left = max(half[k] / unit_px - (n.x - x_low) for k, n in nodes.items())
-            reach_right = max(n.x + half[k] / unit_px - x_high for k, n in nodes.items())
-            x_low -= max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0)
-            x_high += max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0)
-        self.getViewBox().setRange(xRange=(x_low, x_high), yRange=(y_low, y_high), padding=0)
+        extra_px = self.legend.height() * (1 - 1 / self._legend_rows)
+        x_range, y_range = fitted_range(
+            self.graph, (box.width(), box.height()), self._overlay.label_half_widths, extra_px
+        )
+        box.setRange(xRange=x_range, yRange=y_range, padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()

@@ -5,17 +5,18 @@ from __future__ import annotations
 import html
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
 
-from autograd_viz.core.graph.graph_model import format_value
 from autograd_viz.core.playback.player import show
 from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.core.trace.value_text import format_number, format_value
 from autograd_viz.ui._plot_theme import style_plot
+from autograd_viz.ui.graph._value_plot import ValuePlot
+from autograd_viz.ui.graph._value_table import ValueTable
 
-HEATMAP_COLOURS = pg.colormap.get("CET-D1")  # diverging: negative blue, positive red
+MAX_VALUE_TEXT = 240  # longer printed values are summarised (shape, range, mean, norm)
 
 
 def _numeric(data: object) -> np.ndarray | None:
@@ -26,15 +27,31 @@ def _numeric(data: object) -> np.ndarray | None:
     return array if array.size else None
 
 
+def _nested_text(data: object, digits: int = 4) -> str:
+    """Nested lists as torch prints them, each number at `digits` significant digits."""
+    if isinstance(data, (list, tuple)):
+        return "[" + ", ".join(_nested_text(d, digits) for d in data) + "]"
+    return format_number(data, digits)
+
+
 def _value_text(value: TensorValue | None) -> str:
     if value is None:
         return "None"
-    if value.data is not None and len(str(value.data)) <= 240:
-        return str(value.data)
+    if value.data is not None:
+        text = _nested_text(value.data)
+        if len(text) <= MAX_VALUE_TEXT:
+            return text
     summary = format_value(value)
     if value.mean is not None:
         summary += f"  mean {value.mean:.4g}  norm {value.norm:.4g}"
     return summary
+
+
+def _full_text(value: TensorValue | None) -> str:
+    """Every number as Python holds it (the float torch gave), for the tooltip."""
+    if value is None:
+        return "None"
+    return str(value.data) if value.data is not None else format_value(value)
 
 
 class Inspector(QWidget):
@@ -54,12 +71,10 @@ class Inspector(QWidget):
         self.details.setWordWrap(True)
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.plot = pg.PlotWidget(self, background="#ffffff")
-        self.plot.setMinimumHeight(140)
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.invertY(True)  # row 0 of a matrix on top, as it prints
+        self.plot = ValuePlot(self)
         self.plot.setVisible(False)
+        self.values = ValueTable()
+        self.values.setVisible(False)
         self.close_button = QToolButton(self)
         self.close_button.setText("×")
         self.close_button.setToolTip("Hide the inspector")
@@ -72,6 +87,7 @@ class Inspector(QWidget):
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.values, 1)
         layout.addStretch(0)
         self.clear()
 
@@ -112,7 +128,12 @@ class Inspector(QWidget):
         """Nothing selected."""
         self.key = None
         self.details.setText("<i>Click a node in the graph to inspect it.</i>")
+        self.details.setToolTip("")
+        self._hide_values()
+
+    def _hide_values(self) -> None:
         self.plot.setVisible(False)
+        self.values.setVisible(False)
 
     def show_item(self, trace: Trace, key: str, line: int | None = None) -> None:
         """Describe the tensor or node `key` of `trace` (and show the pane)."""
@@ -160,6 +181,9 @@ class Inspector(QWidget):
         if line:
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(t.name or trace.index.name_of(key), rows))
+        # The rows round to 4 significant digits; the full floats are a hover away.
+        full = [f"{k}: {_full_text(v)}" for k, v in (("value", value), (".grad", grad))]
+        self.details.setToolTip("\n".join(full) if now is None or exists else "")
         self._plot(
             grad if grad is not None and grad.data is not None else value,
             ".grad" if grad is not None and grad.data is not None else "value",
@@ -194,25 +218,19 @@ class Inspector(QWidget):
         if line:
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(node.name, rows))
-        self.plot.setVisible(False)
+        self.details.setToolTip("")
+        self._hide_values()
 
     def _plot(self, value: TensorValue | None, what: str) -> None:
-        """A heatmap for matrices, bars for vectors; nothing for scalars."""
-        self.plot.clear()
+        """A heatmap for matrices, bars for vectors, each with its numbers; nothing for
+        scalars (the row above shows them)."""
         array = _numeric(value.data) if value is not None else None
-        if array is None or array.ndim == 0 or array.size < 2:
-            self.plot.setVisible(False)
+        if value is None or array is None or array.ndim == 0 or array.size < 2:
+            self._hide_values()
             return
+        # torch's own min/max when the trace carries them: the colour bar reads those.
+        low = float(np.nanmin(array)) if value.min is None else float(value.min)
+        high = float(np.nanmax(array)) if value.max is None else float(value.max)
+        self.plot.show_values(array, f"{what} {tuple(array.shape)}", low, high)
         self.plot.setVisible(True)
-        self.plot.setTitle(f"{what} {tuple(array.shape)}", size="9pt")
-        if array.ndim == 1:
-            self.plot.addItem(
-                pg.BarGraphItem(x=np.arange(array.size), height=array, width=0.8, brush="#a78bfa")
-            )
-            return
-        matrix = array.reshape(array.shape[0], -1)
-        image = pg.ImageItem(matrix.T)
-        limit = float(np.nanmax(np.abs(matrix))) or 1.0
-        image.setLookupTable(HEATMAP_COLOURS.getLookupTable(nPts=256))
-        image.setLevels((-limit, limit))
-        self.plot.addItem(image)
+        self.values.setVisible(self.values.show_values(array, what))

@@ -3,6 +3,8 @@ each example with Open in editor and Run; the learner's progress in the header."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -11,7 +13,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -22,15 +23,26 @@ from autograd_viz.core.learning.lessons import Lesson, Section, all_sections, lo
 from autograd_viz.core.learning.progress import Progress, summary_line
 from autograd_viz.core.learning.quiz import QUESTIONS
 from autograd_viz.ui.learning._example_card import ExampleCard
+from autograd_viz.ui.learning._lesson_tree import LessonTree
 
 KEY_ROLE = Qt.ItemDataRole.UserRole
 LABEL_ROLE = Qt.ItemDataRole.UserRole + 1  # the section's numbered title, without its mark
 DONE_MARK, TODO_MARK = "✓", "○"
 
 
+# Puts an example's code in the editor (and runs it when asked); False when the learner
+# kept what the editor held instead (Cancel on Save / Discard).
+ExampleOpener = Callable[[str, bool], bool]
+
+
 class LessonsPane(QWidget):
     """Browse the lessons; a section counts as done once one of its examples is opened or
-    run, or its tab is visited."""
+    run, or its tab is visited.
+
+    An example opens through `opener` when one is given (the main window's, which may ask
+    Save / Discard first): the section counts only once the example really opened. Without
+    one, `example_requested` (emitted either way) is all, and the example counts as opened.
+    """
 
     example_requested = Signal(str, bool)  # code, run (True: run it as Ctrl+Enter does)
     tab_requested = Signal(str)  # the name of an app tab a section points to
@@ -40,9 +52,11 @@ class LessonsPane(QWidget):
         progress: Progress,
         lessons: tuple[Lesson, ...] | None = None,
         parent: QWidget | None = None,
+        opener: ExampleOpener | None = None,
     ) -> None:
         super().__init__(parent)
         self.progress = progress
+        self.opener = opener
         self.lessons = lessons or load_lessons()
         self.section: Section | None = None
         self.example_cards: list[ExampleCard] = []
@@ -52,9 +66,8 @@ class LessonsPane(QWidget):
         self.summary = QLabel()
         self.summary.setObjectName("progressSummary")
         self.summary.setToolTip("Saved between launches; Learn → Reset progress… clears it")
-        self.tree = QTreeWidget()
+        self.tree = LessonTree()
         self.tree.setObjectName("lessonTree")
-        self.tree.setHeaderHidden(True)
         self.tree.setMinimumWidth(200)
         self._fill_tree()
         self.tree.currentItemChanged.connect(self._on_item)
@@ -114,12 +127,13 @@ class LessonsPane(QWidget):
         for lesson in self.lessons:
             top = QTreeWidgetItem([lesson.title])
             top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            top.setToolTip(0, lesson.title)
             self.tree.addTopLevelItem(top)
             for number, section in enumerate(lesson.sections, start=1):
                 item = QTreeWidgetItem([f"{number}. {section.title}"])
                 item.setData(0, KEY_ROLE, section.key)
                 item.setData(0, LABEL_ROLE, f"{number}. {section.title}")
-                item.setToolTip(0, section.title)
+                item.setToolTip(0, section.title)  # the whole title, however narrow the tree
                 top.addChild(item)
                 self._items[section.key] = item
             top.setExpanded(True)
@@ -155,9 +169,12 @@ class LessonsPane(QWidget):
 
     # ---- actions ---------------------------------------------------------------------
     def _on_example(self, code: str, run: bool) -> None:
-        if self.section is not None:
-            self.progress.mark("lesson", self.section.key)
+        section = self.section  # the one whose card was clicked, whatever a dialog does
         self.example_requested.emit(code, run)
+        # The opener may ask Save / Discard / Cancel first: mark only once that is answered.
+        opened = self.opener(code, run) if self.opener is not None else True
+        if opened and section is not None:
+            self.progress.mark("lesson", section.key)
 
     def _go_to_tab(self) -> None:
         if self.section is not None and self.section.tab:

@@ -1,0 +1,78 @@
+"""Where the canvas's view goes to show a whole graph: its labels, frames and legend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from autograd_viz.core.graph.graph_model import DrawnGraph
+from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
+
+MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
+FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
+
+Range = tuple[tuple[float, float], tuple[float, float]]
+
+
+def legend_columns(widths: list[float], room: float) -> int:
+    """The most legend entries per row for which every row is at most `room` pixels wide."""
+    columns = len(widths)
+    while columns > 1 and room < max(
+        sum(widths[i : i + columns]) for i in range(0, len(widths), columns)
+    ):
+        columns -= 1
+    return max(1, columns)
+
+
+def reach_px(
+    graph: DrawnGraph, unit_px: float, half_widths: Callable[[Iterable[str]], dict[str, float]]
+) -> dict[str, float]:
+    """How far (in pixels) left and right of each node what is drawn for it reaches.
+
+    Where the zoom leaves room for labels, every node's widest label line. Where it does
+    not, no label is drawn (and measuring every label of a big graph on the GUI thread
+    would be wasted), but a module's frame still wraps its members' full labels.
+    """
+    nodes = graph.nodes
+    framed = {m for members in graph.groups.values() for m in members if m in nodes}
+    half = half_widths(nodes.keys() if unit_px >= COMPACT_DX_PX else framed)
+    return {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+
+
+def fitted_range(
+    graph: DrawnGraph,
+    size_px: tuple[float, float],
+    half_widths: Callable[[Iterable[str]], dict[str, float]],
+    legend_extra_px: float = 0.0,
+) -> Range:
+    """The x and y ranges that show every node of a non-empty graph with what it draws.
+
+    `legend_extra_px`: the height of the legend's rows beyond its first (a one-row legend
+    fits in the margin below the lowest labels).
+    """
+    width_px, height_px = (max(1.0, float(v)) for v in size_px)
+    xs = [n.x for n in graph.nodes.values()]
+    ys = [n.y for n in graph.nodes.values()]
+
+    def span(low: float, high: float) -> tuple[float, float]:
+        extra = max(0.0, MIN_SPAN - (high - low)) / 2
+        return low - extra, high + extra
+
+    # Room for the labels under the lowest row and for the legend below them; above
+    # the top row, for the title of a module's frame.
+    x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
+    below, above = (1.5, 0.75) if graph.groups else (1.3, 0.4)
+    y_low, y_high = span(min(ys) - below, max(ys) + above)
+    if 0 < legend_extra_px < height_px / 2:
+        y_low = y_high - (y_high - y_low) / (1 - legend_extra_px / height_px)
+    # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
+    # a pixel fewer units, so a few rounds settle where every label and frame fits.
+    reach = reach_px(graph, width_px / (x_high - x_low), half_widths)
+    low, high = x_low, x_high
+    for _ in range(4) if reach else ():
+        unit_px = width_px / (high - low)
+        nodes = [(graph.nodes[k], px / unit_px) for k, px in reach.items()]
+        reach_left = max(half - (n.x - x_low) for n, half in nodes)
+        reach_right = max(n.x + half - x_high for n, half in nodes)
+        low = x_low - (max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0))
+        high = x_high + (max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0))
+    return (low, high), (y_low, y_high)
