@@ -329,3 +329,28 @@ def test_legend_columns_are_the_most_that_fit() -> None:
     assert legend_columns(widths, 300) == 3  # rows of 300 and 230
     assert legend_columns(widths, 250) == 2  # rows of 180, 210, 140
     assert legend_columns(widths, 10) == 1  # never none
+
+
+def test_a_1000_by_650_window_fits_every_tab_and_the_inspector(qtbot, tmp_path) -> None:
+    """No pane may ask for more width than a small laptop window has: a Lab column that
+    did made the Graph tab's canvas refuse to give room to the inspector."""
+    from autograd_viz.core.learning.progress import load_progress
+    from autograd_viz.ui.main_window import MainWindow
+
+    window = MainWindow(progress=load_progress(tmp_path / "progress.json"))  # no kernel
+    qtbot.addWidget(window)
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1000 and hint.height() <= 650
+    window.resize(1000, 650)
+    window.show()
+    qtbot.waitExposed(window)
+    canvas = window.canvas
+    trace = run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8"))
+    with qtbot.waitSignal(canvas.trace_drawn):
+        canvas.show_trace(trace)
+    width = canvas.width()
+    x = next(t for t in trace.tensors if t.name == "x")
+    window.run_view.inspect(x.id)
+    qtbot.waitUntil(lambda: window.inspector.isVisible() and canvas.width() < width)
+    assert window.width() <= 1000
+    window.close()

@@ -7,7 +7,9 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
+    QFrame,
     QMainWindow,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QToolBar,
@@ -125,7 +127,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.addTab(graph_area, "Graph")
         self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
-        self.tabs.addTab(self.lab, "Lab")
+        self.tabs.addTab(_scrolling(self.lab), "Lab")
         self.tabs.addTab(self.lessons, "Lessons")
         self.tabs.addTab(self.quiz, "Quiz")
         self.tabs.addTab(self.exercises, "Exercises")  # cheap: checks run in a child
@@ -441,3 +443,13 @@ class MainWindow(QMainWindow):
             return
         self.session.shutdown()
         super().closeEvent(event)
+
+
+def _scrolling(pane: QWidget) -> QScrollArea:
+    """A tab page that scrolls when the window is narrower than it: a hidden tab's width
+    must not hold the Graph tab (and its inspector) wider than a small window."""
+    area = QScrollArea()
+    area.setWidget(pane)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area

@@ -26,9 +26,26 @@ def format_value(value: TensorValue | None) -> str:
     shape = "×".join(str(s) for s in value.shape)
     if isinstance(value.data, list) and len(value.data) <= 3 and len(value.shape) == 1:
         return "[" + ", ".join(format_number(v, 3) for v in value.data) + "]"
-    if value.min is None:
-        return f"[{shape}]"
-    return f"[{shape}] {format_number(value.min, 3)}…{format_number(value.max, 3)}"
+    low, high = value.min, value.max
+    if low is None:  # an event's value carries its numbers but no summary of them
+        numbers = _numbers(value.data)
+        if not numbers:
+            return f"[{shape}]"
+        low, high = min(numbers), max(numbers)
+    return f"[{shape}] {format_number(low, 3)}…{format_number(high, 3)}"
+
+
+def _numbers(data: object) -> list[float]:
+    """The finite numbers of nested lists (NaN and infinities travel as strings)."""
+    out: list[float] = []
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            out.append(item)
+    return out
 
 
 def show_value(value: TensorValue | None) -> str:

@@ -311,6 +311,25 @@ class GraphOverlayItem(pg.GraphicsObject):
                 half[key] = max(lines) / 2
         return half
 
+    def vertical_reach_px(self) -> tuple[float, float]:
+        """How far above and below its centre any node's mark, label lines and module
+        frame reach, in pixels (the same at every zoom)."""
+        op = QFontMetricsF(self._op_font)
+        title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+        framed = {m for members in self._graph.groups.values() for m in members}
+        above = below = 0.0
+        for key, node in self._graph.nodes.items():
+            size = STYLES[node.kind].size
+            if node.kind in (OPERATION, ACCUMULATE):
+                height = op.height()
+            else:
+                height = title.height() + 2 * detail.height()
+            up, down = size / 2, size / 2 + 3 + height
+            if key in framed:  # the frame's edge and, above, its title
+                up, down = up + 8 + op.height(), down + 6
+            above, below = max(above, up), max(below, down)
+        return above + 2, below + 2
+
     def _label_extent(self, key: str, centre: QPointF) -> QRectF:
         """Where a node's mark and its label lines can reach on screen (a tensor is given
         all three lines, so a frame drawn around it does not move as .grad appears)."""

@@ -42,12 +42,14 @@ def fitted_range(
     graph: DrawnGraph,
     size_px: tuple[float, float],
     half_widths: Callable[[Iterable[str]], dict[str, float]],
-    legend_extra_px: float = 0.0,
+    legend_px: float = 0.0,
+    reach_y_px: tuple[float, float] | None = None,
 ) -> Range:
     """The x and y ranges that show every node of a non-empty graph with what it draws.
 
-    `legend_extra_px`: the height of the legend's rows beyond its first (a one-row legend
-    fits in the margin below the lowest labels).
+    `legend_px`: the height the legend takes at the bottom of the view. `reach_y_px`: how
+    far above and below a node's centre its mark, labels and frame reach, in pixels (the
+    labels under the lowest row and the legend under them must not overlap).
     """
     width_px, height_px = (max(1.0, float(v)) for v in size_px)
     xs = [n.x for n in graph.nodes.values()]
@@ -60,10 +62,11 @@ def fitted_range(
     # Room for the labels under the lowest row and for the legend below them; above
     # the top row, for the title of a module's frame.
     x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
-    below, above = (1.5, 0.75) if graph.groups else (1.3, 0.4)
-    y_low, y_high = span(min(ys) - below, max(ys) + above)
-    if 0 < legend_extra_px < height_px / 2:
-        y_low = y_high - (y_high - y_low) / (1 - legend_extra_px / height_px)
+    if reach_y_px is None:
+        below, above = (1.5, 0.75) if graph.groups else (1.3, 0.4)
+        y_low, y_high = span(min(ys) - below, max(ys) + above)
+    else:
+        y_low, y_high = _vertical(min(ys), max(ys), height_px, reach_y_px, legend_px)
     # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
     # a pixel fewer units, so a few rounds settle where every label and frame fits.
     reach = reach_px(graph, width_px / (x_high - x_low), half_widths)
@@ -76,3 +79,20 @@ def fitted_range(
         low = x_low - (max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0))
         high = x_high + (max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0))
     return (low, high), (y_low, y_high)
+
+
+def _vertical(
+    low: float, high: float, height_px: float, reach_y_px: tuple[float, float], legend_px: float
+) -> tuple[float, float]:
+    """The y range that puts the top row's frame titles and the bottom row's labels, with
+    the legend under them, inside `height_px` pixels; margins are pixels, not layers, so
+    they hold at every zoom."""
+    above_px, below_px = reach_y_px
+    margin_px = above_px + below_px + legend_px
+    usable = max(height_px - margin_px, height_px / 4)  # a tiny canvas: overlap, not nothing
+    unit_px = min(usable / max(high - low, 1e-9), height_px / MIN_SPAN)
+    slack = (height_px - margin_px - (high - low) * unit_px) / unit_px / 2
+    return (
+        low - (below_px + legend_px) / unit_px - max(0.0, slack),
+        high + above_px / unit_px + max(0.0, slack),
+    )

@@ -23,6 +23,7 @@ from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 
 LEGEND_MARGIN_PX = 16  # the legend's offset from the left edge, and as much on the right
+LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
 class GraphCanvas(pg.PlotWidget):
@@ -112,7 +113,6 @@ class GraphCanvas(pg.PlotWidget):
             brush=pg.mkBrush(*self.colours.legend_fill),
             pen=pg.mkPen(self.colours.legend_border),
         )
-        self._legend_rows = 1
         legend.setParentItem(self.getPlotItem().getViewBox())
         for kind in LEGEND_ORDER:
             style = STYLES[kind]
@@ -385,7 +385,6 @@ class GraphCanvas(pg.PlotWidget):
         columns = legend_columns(widths, room)
         if columns != self.legend.columnCount:
             self.legend.setColumnCount(columns)
-        self._legend_rows = -(-len(widths) // columns)
 
     def _reach_px(self, unit_px: float) -> dict[str, float]:
         """How far (in pixels) left and right of each node what is drawn for it reaches."""
@@ -398,9 +397,12 @@ class GraphCanvas(pg.PlotWidget):
         if not self.graph.nodes:
             box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
             return
-        extra_px = self.legend.height() * (1 - 1 / self._legend_rows)
         x_range, y_range = fitted_range(
-            self.graph, (box.width(), box.height()), self._overlay.label_half_widths, extra_px
+            self.graph,
+            (box.width(), box.height()),
+            self._overlay.label_half_widths,
+            legend_px=self.legend.height() + LEGEND_GAP_PX,
+            reach_y_px=self._overlay.vertical_reach_px(),
         )
         box.setRange(xRange=x_range, yRange=y_range, padding=0)
 

@@ -46,8 +46,9 @@ from autograd_viz.ui.learning.lab_predict_bar import PredictBar
 from autograd_viz.ui.learning.lab_task_list import TaskList
 
 DESCENT_TASK = "lesson1.descent_10_steps"
-CANVAS_MIN_WIDTH = 520  # the graph's column: its labels are drawn, its legend fits
-LEGEND_COLUMNS = 3  # five entries in two rows fit that width
+# The graph's column never forces the window wider: the canvas refits and wraps its legend
+# to whatever width it gets (a 1000-pixel window still shows the Graph tab's inspector).
+CANVAS_MIN_WIDTH = 220
 _ACTION_ROWS = (
     ("forward", "forward_no_grad", "item", "detach"),
     ("backward", "backward_retain", "retain_grad"),
@@ -139,15 +140,13 @@ class LabPane(QWidget):
         # same graph, layout and labels the Graph tab draws for the lab's script.
         self.canvas = GraphCanvas()
         self.canvas.setMinimumSize(CANVAS_MIN_WIDTH, 280)
-        # The Graph tab's legend is one row (about 720 px); in the lab's column it would be
-        # cut off, so it wraps to two rows here.
-        self.canvas.legend.setColumnCount(LEGEND_COLUMNS)
         self.tasks = TaskList()
         self.log = QPlainTextEdit()
         self.log.setObjectName("labLog")
         self.log.setReadOnly(True)
         self.log.setFont(mono)
-        self.copy_button = QPushButton("Copy as script")
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the action log as a Python script")
         self.copy_button.clicked.connect(self.copy_script)
         self.replay_button = QPushButton("Replay")
         self.replay_button.setToolTip("Start over and run every logged action again")
@@ -155,7 +154,9 @@ class LabPane(QWidget):
 
         table_box = _column(self.table, self.why)
         log_buttons = QHBoxLayout()
-        log_buttons.addWidget(QLabel("Action log (an equivalent Python script)"))
+        log_title = QLabel("Action log")
+        log_title.setToolTip("What you did, as an equivalent Python script")
+        log_buttons.addWidget(log_title)
         log_buttons.addStretch(1)
         log_buttons.addWidget(self.copy_button)
         log_buttons.addWidget(self.replay_button)
@@ -164,6 +165,7 @@ class LabPane(QWidget):
         lower.addWidget(self.tasks)
         lower.addWidget(log_box)
         lower.setSizes([230, 230])
+        lower.setChildrenCollapsible(False)
         left = QSplitter(Qt.Orientation.Vertical)
         left.addWidget(table_box)
         left.addWidget(lower)
