@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from math import isfinite
+
 from autograd_viz.core.trace._records import TensorValue
 
 
@@ -43,7 +45,7 @@ def _numbers(data: object) -> list[float]:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+        elif isinstance(item, (int, float)) and not isinstance(item, bool) and isfinite(item):
             out.append(item)
     return out
 
