@@ -16,6 +16,7 @@ from autograd_viz.resources import DEFAULT_EXAMPLE
 from autograd_viz.ui.graph._edges_item import _room_beside
 from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
+from autograd_viz.ui.graph.player_bar import SLIDER_MIN_WIDTH
 
 
 def _canvas(qtbot) -> GraphCanvas:
@@ -353,4 +354,38 @@ def test_a_1000_by_650_window_fits_every_tab_and_the_inspector(qtbot, tmp_path) 
     window.run_view.inspect(x.id)
     qtbot.waitUntil(lambda: window.inspector.isVisible() and canvas.width() < width)
     assert window.width() <= 1000
+    assert window.player_bar.slider.width() >= SLIDER_MIN_WIDTH  # a timeline, not a dot
     window.close()
+
+
+def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
+    """At a zoom too small for labels, a frame sized for the hidden labels would overlap
+    its neighbours' frames."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from tests.core.test_module_groups import SEQUENTIAL
+
+    class Recording(QPainter):
+        def __init__(self, device) -> None:
+            super().__init__(device)
+            self.boxes: list = []
+
+        def drawRoundedRect(self, rect, *args) -> None:  # Qt's own name
+            self.boxes.append(rect)
+            super().drawRoundedRect(rect, *args)
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(SEQUENTIAL))
+    screen = {k: canvas.widget_position(k) for k in canvas.graph.nodes}
+    frames = {}
+    for labelled in (True, False):
+        image = QImage(900, 600, QImage.Format.Format_ARGB32)
+        painter = Recording(image)
+        canvas._overlay._paint_groups(painter, {k: QPointF(p) for k, p in screen.items()}, labelled)
+        painter.end()
+        frames[labelled] = painter.boxes
+    assert len(frames[True]) == len(frames[False]) == 3
+    for bare, full in zip(frames[False], frames[True], strict=True):
+        assert full.contains(bare) and bare.width() < full.width()
+    for i, a in enumerate(frames[False]):
+        assert not any(a.intersects(b) for b in frames[False][i + 1 :])

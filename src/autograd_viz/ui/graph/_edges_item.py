@@ -138,10 +138,11 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.resetTransform()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         screen = self._screen_positions(transform)
-        self._paint_groups(painter, screen)
-        self._paint_edges(painter, transform, screen)
         self.last_spacing_px = self.spacing_px(transform)
-        if self.labels_visible and self.labels_fit():
+        labelled = self.labels_visible and self.labels_fit()
+        self._paint_groups(painter, screen, labelled)
+        self._paint_edges(painter, transform, screen)
+        if labelled:
             self._paint_labels(painter, screen)
         painter.restore()
 
@@ -269,8 +270,12 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._paint_edge_labels(painter, labels, c.grad)
         self._paint_edge_labels(painter, cuts, c.cut)
 
-    def _paint_groups(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
-        """A frame around each open nn.Module's nodes, named by its path."""
+    def _paint_groups(
+        self, painter: QPainter, screen: dict[str, QPointF], labelled: bool = True
+    ) -> None:
+        """A frame around each open nn.Module's nodes, named by its path: around their
+        labels too where labels are drawn, around their marks alone where they are not (a
+        frame sized for hidden labels overlaps its neighbours)."""
         if not self._graph.groups:
             return
         frame_colour = QColor(self.colours.group)
@@ -279,7 +284,11 @@ class GraphOverlayItem(pg.GraphicsObject):
         painter.setFont(self._op_font)
         metrics = QFontMetricsF(self._op_font)
         for path, members in self._graph.groups.items():
-            extents = [self._label_extent(m, screen[m]) for m in members if m in screen]
+            extents = [
+                self._label_extent(m, screen[m]) if labelled else self._mark_extent(m, screen[m])
+                for m in members
+                if m in screen
+            ]
             if not extents:
                 continue
             left = min(e.left() for e in extents) - 8
@@ -329,6 +338,11 @@ class GraphOverlayItem(pg.GraphicsObject):
                 up, down = up + 8 + op.height(), down + 6
             above, below = max(above, up), max(below, down)
         return above + 2, below + 2
+
+    def _mark_extent(self, key: str, centre: QPointF) -> QRectF:
+        """Where a node's mark alone is drawn on screen."""
+        size = STYLES[self._graph.nodes[key].kind].size
+        return QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)
 
     def _label_extent(self, key: str, centre: QPointF) -> QRectF:
         """Where a node's mark and its label lines can reach on screen (a tensor is given

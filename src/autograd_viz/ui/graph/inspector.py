@@ -37,7 +37,9 @@ def _nested_text(data: object, digits: int = 4) -> str:
 def _value_text(value: TensorValue | None) -> str:
     if value is None:
         return "None"
-    if value.data is not None:
+    # A matrix's numbers are in the table under the heatmap; as text they would push the
+    # rows below them out of the pane.
+    if value.data is not None and len(value.shape) <= 1:
         text = _nested_text(value.data)
         if len(text) <= MAX_VALUE_TEXT:
             return text

@@ -23,6 +23,8 @@ from autograd_viz.ui.graph._caption_label import CaptionLabel
 STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
 
+SLIDER_MIN_WIDTH = 80
+
 
 class PlayerBar(QWidget):
     """Drives a Player; the canvas, the editor and the inspector follow the player (through
@@ -85,6 +87,7 @@ class PlayerBar(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setToolTip("Timeline: drag to any step")
         self.slider.valueChanged.connect(self._slider_moved)
+        self.slider.setMinimumWidth(SLIDER_MIN_WIDTH)  # a timeline, never a dot to aim at
         self.speed = QComboBox(self)
         self.speed.addItems(list(SPEEDS))
         self.speed.setCurrentText("1×")
