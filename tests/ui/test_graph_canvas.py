@@ -327,8 +327,11 @@ def test_legend_columns_are_the_most_that_fit() -> None:
 
     widths = [100.0, 80.0, 120.0, 90.0, 140.0]
     assert legend_columns(widths, 1000) == 5
-    assert legend_columns(widths, 300) == 3  # rows of 300 and 230
-    assert legend_columns(widths, 250) == 2  # rows of 180, 210, 140
+    # A grid: each column as wide as its widest entry. Four to a row: 140|80|120|90.
+    assert legend_columns(widths, 430) == 4
+    # Three to a row would take 100|90, 80|140, 120 = 450 px, more than four do.
+    assert legend_columns(widths, 429) == 2  # 100|120|140 and 80|90: 230 px
+    assert legend_columns(widths, 229) == 1
     assert legend_columns(widths, 10) == 1  # never none
 
 

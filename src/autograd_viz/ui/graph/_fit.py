@@ -14,13 +14,18 @@ Range = tuple[tuple[float, float], tuple[float, float]]
 
 
 def legend_columns(widths: list[float], room: float) -> int:
-    """The most legend entries per row for which every row is at most `room` pixels wide."""
+    """The most legend entries per row that fit in `room` pixels. The legend is a grid:
+    each column is as wide as its widest entry, so a row of short entries does not make
+    room for a long one under them."""
     columns = len(widths)
-    while columns > 1 and room < max(
-        sum(widths[i : i + columns]) for i in range(0, len(widths), columns)
-    ):
+    while columns > 1 and room < legend_width(widths, columns):
         columns -= 1
     return max(1, columns)
+
+
+def legend_width(widths: list[float], columns: int) -> float:
+    """How wide a legend of entries this wide is, laid out `columns` to a row."""
+    return sum(max(widths[c::columns]) for c in range(min(columns, len(widths))))
 
 
 def reach_px(
