@@ -329,8 +329,9 @@ def test_legend_columns_are_the_most_that_fit() -> None:
     assert legend_columns(widths, 1000) == 5
     # A grid: each column as wide as its widest entry. Four to a row: 140|80|120|90.
     assert legend_columns(widths, 430) == 4
-    # Three to a row would take 100|90, 80|140, 120 = 450 px, more than four do.
-    assert legend_columns(widths, 429) == 2  # 100|120|140 and 80|90: 230 px
+    # Three to a row: 100|90, 80|140, 120 make 360 px, not the 300 of the first row.
+    assert legend_columns(widths, 429) == 3
+    assert legend_columns(widths, 359) == 2  # 100|120|140 and 80|90: 230 px
     assert legend_columns(widths, 229) == 1
     assert legend_columns(widths, 10) == 1  # never none
 
