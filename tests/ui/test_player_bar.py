@@ -95,3 +95,32 @@ def test_freed_graph_is_dashed_and_explained(qtbot) -> None:
     first_pass_end = next(s.number for s in player.steps if s.kind == "backward" and s.number)
     player.seek(first_pass_end - 1)
     assert player.frame().freed == set()  # kept by retain_graph=True
+
+
+def test_a_folded_construction_step_opens_and_folds_from_its_button(qtbot) -> None:
+    from tests.core.test_fold_open import SCRIPT
+
+    trace = run_source(SCRIPT)
+    canvas = GraphCanvas()
+    bar = PlayerBar()
+    for widget in (canvas, bar):
+        qtbot.addWidget(widget)
+        widget.show()
+    canvas.show_trace(trace)
+    player = Player(trace, canvas.graph)
+    bar.set_player(player)
+    assert bar.fold_button.isHidden()
+    folded = next(s for s in player.steps if s.folded)
+    width = bar.caption.width()
+    player.seek(folded.number)
+    assert bar.fold_button.isVisible()
+    assert bar.fold_button.text() == f"Show its {len(folded.folded)} ops"
+    assert bar.caption.width() == width  # the caption does not reflow as it appears
+    qtbot.mouseClick(bar.fold_button, Qt.MouseButton.LeftButton)
+    assert player.current.opened_from == folded.folded
+    assert bar.fold_button.text() == "Fold into one step"
+    assert bar.position_label.text() == f"{player.position + 1} / {len(player.steps)}"
+    qtbot.mouseClick(bar.fold_button, Qt.MouseButton.LeftButton)
+    assert player.current.folded == folded.folded
+    player.seek(folded.number + 1)
+    assert bar.fold_button.isHidden()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any
 
@@ -72,6 +72,9 @@ class Step:
     # (`nn.Linear(3, 4)`'s empty/kaiming_uniform_/uniform_ ops) is one step; its ops stay
     # in the trace, at these positions, for a view that expands the step. () otherwise.
     folded: tuple[int, ...] = ()
+    # For one op of a statement whose folded step the learner opened: the events of the
+    # whole statement (the step that folds them back). () otherwise.
+    opened_from: tuple[int, ...] = ()
 
     @cached_property
     def _description(self) -> _Description:
@@ -117,6 +120,7 @@ class Player:
         self.freeing = freeing(trace)
         # A second backward's error step rings the freed node(s) it ran into.
         self._error_lit = second_backward_errors(trace, self.freeing)
+        self._opened: set[int] = set()  # folded statements shown op by op (first event)
         self.mode = FORWARD
         self.position = -1  # -1: before the first step
 
@@ -179,6 +183,27 @@ class Player:
     def at_end(self) -> bool:
         """Whether there is no step left to play."""
         return self.position >= len(self.steps) - 1
+
+    def fold_at(self) -> tuple[int, ...]:
+        """The trace events of the module-building statement the current step stands
+        for, folded or opened (empty when it is no such step)."""
+        step = self.current
+        if step is None:
+            return ()
+        return step.folded or step.opened_from
+
+    def toggle_fold(self) -> None:
+        """Open the current folded step into its ops, or fold them back into one step.
+        Playback stays on the same statement: on its first op when opened."""
+        group = self.fold_at()
+        if not group:
+            return
+        self._opened ^= {group[0]}
+        self._steps.clear()
+        self._first_lit.clear()
+        target = group[0] if group[0] in self._opened else group[-1]
+        position = next(s.number for s in self.steps if s.event_index == target)
+        self.seek(position, force=True)
 
     def use_graph(self, graph: DrawnGraph) -> None:
         """Follow a new drawing of the same trace (a module opened or closed): the view and
@@ -300,10 +325,15 @@ class Player:
                 ]
             for group in folds(positions, event):
                 first = event(group[0])
-                if isinstance(first, OpEvent) and first.construction is not None:
+                if not (isinstance(first, OpEvent) and first.construction is not None):
+                    steps.append(self._step(len(steps), group[0], first))
+                elif group[0] not in self._opened:
                     steps.append(self._folded_step(len(steps), group))
                 else:
-                    steps.append(self._step(len(steps), group[0], first))
+                    whole = tuple(group)
+                    for i in group:
+                        step = self._step(len(steps), i, event(i))
+                        steps.append(replace(step, opened_from=whole))
         return steps
 
     def _first_lit_at(self, steps: list[Step]) -> dict[str, int]:

@@ -24,6 +24,8 @@ STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
 
 SLIDER_MIN_WIDTH = 80
+OPEN_TEXT = "Show its {n} ops"
+FOLD_TEXT = "Fold into one step"
 
 
 class PlayerBar(QWidget):
@@ -117,11 +119,26 @@ class PlayerBar(QWidget):
         row.addWidget(self.slider, 1)
         row.addWidget(self.position_label)
         row.addWidget(self.speed)
+        # A step that folds a module's construction opens into its ops, and folds back.
+        # The button keeps its room while hidden, so the caption beside it never reflows.
+        self.fold_button = QToolButton(self)
+        self.fold_button.setObjectName("foldButton")
+        self.fold_button.clicked.connect(self.toggle_fold)
+        policy = self.fold_button.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.fold_button.setSizePolicy(policy)
+        self.fold_button.setText(FOLD_TEXT)  # the longer text sizes it
+        self.fold_button.setFixedWidth(self.fold_button.sizeHint().width())
+        self.fold_button.hide()
+        below = QHBoxLayout()
+        below.setContentsMargins(0, 0, 0, 0)
+        below.addWidget(self.caption, 1)
+        below.addWidget(self.fold_button, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 4)
         layout.setSpacing(2)
         layout.addLayout(row)
-        layout.addWidget(self.caption)
+        layout.addLayout(below)
         self._update_interval()
 
     def install_shortcuts(self, area: QWidget) -> None:
@@ -180,6 +197,7 @@ class PlayerBar(QWidget):
             self.slider.blockSignals(True)
             self.slider.setRange(-1, -1)  # an empty timeline, not the last run's position
             self.slider.blockSignals(False)
+            self.fold_button.hide()
             return
         player.position_changed.connect(self._on_position)
         player.mode_changed.connect(self._on_mode)
@@ -228,6 +246,24 @@ class PlayerBar(QWidget):
         self.slider.setValue(player.position)
         self.slider.blockSignals(False)
         self.position_label.setText(f"{player.position + 1} / {len(player.steps)}")
+        self._sync_fold(player)
+
+    def _sync_fold(self, player: Player) -> None:
+        group = player.fold_at()
+        step = player.current
+        self.fold_button.setVisible(bool(group))
+        if group and step is not None and step.folded:
+            self.fold_button.setText(OPEN_TEXT.format(n=len(group)))
+            self.fold_button.setToolTip("Step through each torch op this statement ran")
+        elif group:
+            self.fold_button.setText(FOLD_TEXT)
+            self.fold_button.setToolTip("Show this statement's ops as one step again")
+
+    def toggle_fold(self) -> None:
+        """Open the current module-building step into its ops, or fold them back."""
+        self.pause()
+        if self.player is not None:
+            self.player.toggle_fold()
 
     # ---- transport -------------------------------------------------------------
     def step_forward(self) -> None:
