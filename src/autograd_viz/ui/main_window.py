@@ -7,9 +7,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
-    QFrame,
     QMainWindow,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QToolBar,
@@ -28,6 +26,7 @@ from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.ui._sideways_scroll import SidewaysScroll
 from autograd_viz.ui.descent.descent_pane import DescentPane
 from autograd_viz.ui.editor.console import ConsolePane
 from autograd_viz.ui.editor.document import Document
@@ -127,7 +126,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.addTab(graph_area, "Graph")
         self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
-        self.tabs.addTab(_scrolling(self.lab), "Lab")
+        self.tabs.addTab(SidewaysScroll(self.lab), "Lab")
         self.tabs.addTab(self.lessons, "Lessons")
         self.tabs.addTab(self.quiz, "Quiz")
         self.tabs.addTab(self.exercises, "Exercises")  # cheap: checks run in a child
@@ -443,13 +442,3 @@ class MainWindow(QMainWindow):
             return
         self.session.shutdown()
         super().closeEvent(event)
-
-
-def _scrolling(pane: QWidget) -> QScrollArea:
-    """A tab page that scrolls when the window is narrower than it: a hidden tab's width
-    must not hold the Graph tab (and its inspector) wider than a small window."""
-    area = QScrollArea()
-    area.setWidget(pane)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QFrame.Shape.NoFrame)
-    return area

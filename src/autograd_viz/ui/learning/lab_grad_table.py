@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 from autograd_viz.core.learning.lab import LEAVES, TENSOR_NAMES, format_number
 
 NEXT = "+ next backward"
-COLUMNS = ("tensor", "value", "requires_grad", "is_leaf", "grad_fn", ".grad now", NEXT)
+# What the tasks ask about first, so a narrow lab column shows it without scrolling.
+COLUMNS = ("tensor", "value", ".grad now", NEXT, "grad_fn", "requires_grad", "is_leaf")
 _MUTED = QColor("#64748b")
 _NONE = QColor("#94a3b8")
 

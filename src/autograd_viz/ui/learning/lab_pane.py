@@ -139,7 +139,7 @@ class LabPane(QWidget):
         # The Graph tab's canvas, fed the trace of the whole log (`lab_step`'s picture): the
         # same graph, layout and labels the Graph tab draws for the lab's script.
         self.canvas = GraphCanvas()
-        self.canvas.setMinimumSize(CANVAS_MIN_WIDTH, 280)
+        self.canvas.setMinimumSize(CANVAS_MIN_WIDTH, 200)
         self.tasks = TaskList()
         self.log = QPlainTextEdit()
         self.log.setObjectName("labLog")
