@@ -196,3 +196,21 @@ def test_captions_give_torchs_full_node_names() -> None:
     assert captions[0].startswith("MseLossBackward0: ")
     assert any(c.startswith("AccumulateGrad: ") for c in captions)
     assert any(c.startswith("AddmmBackward0: ") for c in captions)
+
+
+def test_a_run_without_backward_starts_its_backward_view_at_the_forward_end() -> None:
+    import torch
+
+    from autograd_viz.core.graph.graph_model import drawn_graph
+    from autograd_viz.core.kernel.runner import run_source
+    from autograd_viz.core.playback.player import BACKWARD, Player
+
+    code = "import torch\nw = torch.tensor(3.0, requires_grad=True)\nloss = (w * 2) ** 2\n"
+    trace = run_source(code)
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode(BACKWARD)
+    assert player.steps == [] and player.position == -1
+    loss = trace.tensor_named("loss")
+    w = torch.tensor(3.0, requires_grad=True)
+    assert player.value_at(loss.id).data == ((w * 2) ** 2).item()  # not "…"
+    assert player.grad_at(trace.tensor_named("w").id) is None

@@ -124,3 +124,17 @@ def test_a_folded_construction_step_opens_and_folds_from_its_button(qtbot) -> No
     assert player.current.folded == folded.folded
     player.seek(folded.number + 1)
     assert bar.fold_button.isHidden()
+
+
+def test_a_view_with_no_steps_says_why(qtbot) -> None:
+    trace = run_source("import torch\nw = torch.tensor(3.0, requires_grad=True)\nloss = w * 2\n")
+    bar = PlayerBar()
+    qtbot.addWidget(bar)
+    from autograd_viz.core.graph.graph_model import drawn_graph
+
+    player = Player(trace, drawn_graph(trace))
+    bar.set_player(player)
+    player.set_mode(BACKWARD)
+    assert bar.caption.text() == (
+        "The Backward view has no steps: this run called no backward(). The graph shows its end."
+    )

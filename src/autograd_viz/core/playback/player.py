@@ -223,12 +223,13 @@ class Player:
     def start_index(self, mode: str | None = None) -> int:
         """The moment a view's start (position -1) shows. Forward and Both start before
         everything; Backward starts just before its first step, so the forward that led
-        to the first backward() has run and its values are shown, not "…"."""
+        to the first backward() has run and its values are shown, not "…"; a run with no
+        backward at all shows its forward's end there."""
         mode = mode or self.mode
         if mode != BACKWARD:
             return -1
         steps = self.steps_in(mode)
-        return steps[0].event_index - 1 if steps else -1
+        return steps[0].event_index - 1 if steps else self._index.size - 1
 
     def unseen_changes(self) -> str:
         """What changed since the previous Forward step in events that view skips: a

@@ -230,6 +230,9 @@ class PlayerBar(QWidget):
     @staticmethod
     def _start_caption(player: Player) -> str:
         name, count = MODE_NAMES[player.mode], len(player.steps)
+        if not count:
+            what = "called no backward()" if player.mode == BACKWARD else "ran no torch op"
+            return f"The {name} view has no steps: this run {what}. The graph shows its end."
         if player.mode == BACKWARD and player.start_index() >= 0:
             return (
                 f"Start of the {name} view: the forward has run, its values are shown. "
