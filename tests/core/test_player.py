@@ -183,3 +183,22 @@ def test_a_compiled_call_is_one_step_that_lights_the_nodes_it_made() -> None:
     graph = build_graph(trace)
     fed = [names[n] for n in graph.successors(trace.tensor_named("scale").id)]
     assert fed == ["MulBackward0"]  # what took it inside the call, not the call's sum
+
+
+def test_a_mode_change_never_shows_a_listener_the_old_position() -> None:
+    """Backward has more steps than Forward here: at Backward's last step, a switch to
+    Forward must not let a listener read a step past Forward's end."""
+    from autograd_viz.core.graph.graph_model import drawn_graph
+    from autograd_viz.core.kernel.runner import run_source
+    from autograd_viz.core.playback.player import BACKWARD, FORWARD, Player
+
+    code = "import torch\nx = torch.tensor(2.0, requires_grad=True)\n(x * x).backward()\n"
+    trace = run_source(code)
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode(BACKWARD)
+    player.to_end()
+    assert len(player.steps) > len(player.steps_in(FORWARD))
+    seen = []
+    player.mode_changed.connect(lambda _mode: seen.append(player.current))
+    player.set_mode(FORWARD)
+    assert seen == [None] and player.position == -1

@@ -147,7 +147,9 @@ class Player:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
         if mode != self.mode:
-            self.mode = mode
+            # The position goes first: a listener of mode_changed may read `current`, and
+            # the old position can lie past the end of the new mode's steps.
+            self.mode, self.position = mode, -1
             self.mode_changed.emit(mode)
             self.seek(-1, force=True)
 

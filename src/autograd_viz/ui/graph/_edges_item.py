@@ -320,9 +320,9 @@ class GraphOverlayItem(pg.GraphicsObject):
                 half[key] = max(lines) / 2
         return half
 
-    def vertical_reach_px(self) -> tuple[float, float]:
-        """How far above and below its centre any node's mark, label lines and module
-        frame reach, in pixels (the same at every zoom)."""
+    def vertical_reach_px(self, labelled: bool = True) -> tuple[float, float]:
+        """How far above and below its centre any node's mark, label lines (unless not
+        `labelled`) and module frame reach, in pixels (the same at every zoom)."""
         op = QFontMetricsF(self._op_font)
         title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
         framed = {m for members in self._graph.groups.values() for m in members}
@@ -333,7 +333,7 @@ class GraphOverlayItem(pg.GraphicsObject):
                 height = op.height()
             else:
                 height = title.height() + 2 * detail.height()
-            up, down = size / 2, size / 2 + 3 + height
+            up, down = size / 2, size / 2 + (3 + height if labelled else 0)
             if key in framed:  # the frame's edge and, above, its title
                 up, down = up + 8 + op.height(), down + 6
             above, below = max(above, up), max(below, down)

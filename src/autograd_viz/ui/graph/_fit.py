@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
+from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, LABEL_MIN_DY_PX
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
@@ -49,12 +49,15 @@ def fitted_range(
     half_widths: Callable[[Iterable[str]], dict[str, float]],
     legend_px: float = 0.0,
     reach_y_px: tuple[float, float] | None = None,
+    bare_reach_y_px: tuple[float, float] | None = None,
 ) -> Range:
     """The x and y ranges that show every node of a non-empty graph with what it draws.
 
     `legend_px`: the height the legend takes at the bottom of the view. `reach_y_px`: how
     far above and below a node's centre its mark, labels and frame reach, in pixels (the
-    labels under the lowest row and the legend under them must not overlap).
+    labels under the lowest row and the legend under them must not overlap);
+    `bare_reach_y_px` the same for the marks alone, used where rows end up too close for
+    labels to be drawn at all.
     """
     width_px, height_px = (max(1.0, float(v)) for v in size_px)
     xs = [n.x for n in graph.nodes.values()]
@@ -72,6 +75,9 @@ def fitted_range(
         y_low, y_high = span(min(ys) - below, max(ys) + above)
     else:
         y_low, y_high = _vertical(min(ys), max(ys), height_px, reach_y_px, legend_px)
+        if bare_reach_y_px is not None and height_px / (y_high - y_low) < LABEL_MIN_DY_PX:
+            # Rows this close draw no labels: leave no room for them, draw the marks larger.
+            y_low, y_high = _vertical(min(ys), max(ys), height_px, bare_reach_y_px, legend_px)
     # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
     # a pixel fewer units, so a few rounds settle where every label and frame fits.
     reach = reach_px(graph, width_px / (x_high - x_low), half_widths)

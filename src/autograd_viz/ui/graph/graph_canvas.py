@@ -403,6 +403,7 @@ class GraphCanvas(pg.PlotWidget):
             self._overlay.label_half_widths,
             legend_px=self.legend.height() + LEGEND_GAP_PX,
             reach_y_px=self._overlay.vertical_reach_px(),
+            bare_reach_y_px=self._overlay.vertical_reach_px(labelled=False),
         )
         box.setRange(xRange=x_range, yRange=y_range, padding=0)
 
