@@ -27,10 +27,16 @@ loss_fn().backward()
 
 def _torch_mlp_loss() -> float:
     """The same loss, computed by torch directly (the oracle)."""
+    return _torch_mlp()[1]
+
+
+def _torch_mlp() -> tuple[torch.Tensor, float]:
+    """The hidden layer's output and the loss, computed by torch directly."""
     torch.manual_seed(0)
     x, y = torch.randn(5, 3), torch.randn(5, 1)
     model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-    return F.mse_loss(model(x), y).item()
+    hidden = model[1](model[0](x))
+    return hidden.detach(), F.mse_loss(model[2](hidden), y).item()
 
 
 def _captions(code: str, mode: str = EVERYTHING) -> list[str]:
@@ -42,7 +48,9 @@ def test_an_unbound_result_is_named_by_the_op_that_made_it() -> None:
     captions = _captions(MLP)
     loss = format_number(_torch_mlp_loss())
     assert f"line 8: mse_loss(linear(…)#2, y) → mse_loss(…) = {loss}" in captions
-    assert "line 8: relu(linear(…)) → relu(…) = [5×4]" in captions
+    hidden = _torch_mlp()[0]
+    low, high = (format_number(v.item(), 3) for v in (hidden.min(), hidden.max()))
+    assert f"line 8: relu(linear(…)) → relu(…) = [5×4] {low}…{high}" in captions
     assert "line 9: .backward() from mse_loss(…) — frees what its nodes saved" in captions
     assert not [c for c in captions if "tensor" in c.replace("tensor()", "")]
 
@@ -81,3 +89,23 @@ def test_a_second_result_of_one_op_gets_a_number() -> None:
     code = "import torch\nx = torch.ones(2, requires_grad=True)\n((x * 2) * 3).sum().backward()\n"
     captions = _captions(code, FORWARD)
     assert any("mul(mul(…)) → mul(…)#2 = [6.0, 6.0]" in c for c in captions)
+
+
+def test_a_drawn_result_without_a_variable_is_titled_by_what_made_it() -> None:
+    """PowBackward0 saves its input, so `z.item() + b - 5` stays alive and is drawn: its
+    box says what made it, as the captions do, not nothing."""
+    from autograd_viz.core.graph.graph_model import RESULT
+
+    code = (
+        "import torch\n"
+        "w = torch.tensor(3.0, requires_grad=True)\n"
+        "b = torch.tensor(1.0, requires_grad=True)\n"
+        "z = w * 2\n"
+        "loss = (z.item() + b - 5) ** 2\n"
+    )
+    trace = run_source(code)
+    graph = drawn_graph(trace)
+    results = {n.title: n for n in graph.nodes.values() if n.kind == RESULT}
+    assert "sub(…)" in results and "" not in results
+    b = torch.tensor(1.0)
+    assert results["sub(…)"].detail == format_number((6.0 + b - 5).item())

@@ -8,6 +8,7 @@ drawn exactly once.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,13 +76,15 @@ def _tensor_kind(t: TensorInfo) -> str:
     return LEAF if t.requires_grad else CONSTANT
 
 
-def _tensor_node(t: TensorInfo) -> DrawnNode:
+def _tensor_node(t: TensorInfo, name_of: Callable[[str], str]) -> DrawnNode:
     grad = ""
     if t.grad is not None:
         grad = "grad " + format_value(t.grad)
     elif t.is_leaf and t.requires_grad:
         grad = "grad None"
     name = ", ".join([t.name, *t.aliases]) if t.name else None  # `b, c` after c = b.mul_(3)
+    if name is None and name_of(t.id) != t.id:
+        name = name_of(t.id)  # what captions call it: `sub(…)`, the op that made it
     return DrawnNode(
         t.id,
         _tensor_kind(t),
@@ -153,7 +156,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     drawn = {t.id for t in tensors}
     g = nx.MultiDiGraph()
     for t in tensors:
-        g.add_node(t.id, item=_tensor_node(t))
+        g.add_node(t.id, item=_tensor_node(t, trace.index.name_of))
     for n in trace.nodes:
         if n.id in nodes:
             g.add_node(n.id, item=_op_node(n))
