@@ -71,3 +71,35 @@ def test_uninitialised_memory_is_never_shown() -> None:
     assert "e = uninitialised" in first.caption
     assert player.value_at(empty["outputs"][0], first.event_index) is None
     assert "e = [2.0, 2.0, 2.0]" in second.caption  # torch wrote it: now it has numbers
+
+
+def test_an_empty_tensor_nothing_touched_has_no_value_but_a_written_one_keeps_its_own() -> None:
+    """torch.empty() hands out memory as it was: the end-of-run list must not show it as
+    a value, while a tensor written after empty() (even through a view) shows torch's."""
+    import torch
+
+    from autograd_viz.core.graph.graph_model import drawn_graph
+    from autograd_viz.core.kernel.runner import run_source
+    from autograd_viz.core.trace import Trace
+
+    code = (
+        "import torch\n"
+        "e = torch.empty(3)\n"
+        "f = torch.empty(2)\n"
+        "f.fill_(1.5)\n"
+        "g = torch.empty(2)\n"
+        "g[0] = 4.0\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "(w * e[:2]).sum()\n"
+    )
+    trace = run_source(code)
+    e, f, g = (trace.tensor_named(n) for n in "efg")
+    assert f.value.data == torch.empty(2).fill_(1.5).tolist() and not f.uninitialised
+    assert not g.uninitialised and g.value.data[0] == 4.0  # written through a view
+    assert not e.uninitialised  # read through a view: whatever it holds fed the sum
+    untouched = run_source("import torch\nh = torch.empty(4)\n").tensor_named("h")
+    assert untouched.uninitialised and untouched.value is None
+    again = Trace.from_dict(run_source("import torch\nh = torch.empty(4)\n").to_dict())
+    assert again.tensor_named("h").uninitialised  # the key travels in the JSON
+    drawn = drawn_graph(run_source("import torch\nh = torch.empty(4, requires_grad=True)\n"))
+    assert [n.detail for n in drawn.nodes.values()] == ["uninitialised"]

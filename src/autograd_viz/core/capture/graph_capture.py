@@ -95,6 +95,20 @@ def _tensor_info(
     )
 
 
+def _never_touched_empties(events: list[dict[str, Any]]) -> set[str]:
+    """Outputs of `empty`-like ops that no later event names: nothing wrote them, not
+    even through a view (a view op names them as its input), so their memory was never set."""
+    made: set[str] = set()
+    for e in events:
+        if made:
+            for key in _EVENT_TENSOR_KEYS:
+                made.difference_update(e.get(key) or ())
+            made.difference_update(e.get(key) for key in _EVENT_TENSOR_KEY)
+        if e.get("uninitialised"):
+            made.update(e["outputs"])
+    return made
+
+
 def capture_graph(
     namespace: Mapping[str, Any],
     trace: Trace | None = None,
@@ -146,6 +160,8 @@ def capture_graph(
             infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
             infos[tid].aliases = named[1:] if named else []
     values.finish()
+    for tid in _never_touched_empties(trace.events) & infos.keys():
+        infos[tid].value, infos[tid].uninitialised = None, True
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
     if registry.nodes_capped:

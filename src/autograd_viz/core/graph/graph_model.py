@@ -20,7 +20,11 @@ from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
 from autograd_viz.core.trace.events import BackwardEvent, HistoryBreakEvent, OpEvent
 
 # Formatting moved to value_text.py (event captions use it too); views import it from here.
-from autograd_viz.core.trace.value_text import format_number, format_value  # noqa: F401
+from autograd_viz.core.trace.value_text import (  # noqa: F401
+    UNINITIALISED,
+    format_number,
+    format_value,
+)
 
 LEAF = "leaf"  # a tensor the user created that requires grad
 CONSTANT = "constant"  # a leaf that does not require grad
@@ -89,7 +93,7 @@ def _tensor_node(t: TensorInfo, name_of: Callable[[str], str]) -> DrawnNode:
         t.id,
         _tensor_kind(t),
         name or "(leaf)" if t.is_leaf else name or "",
-        format_value(t.value),
+        UNINITIALISED if t.uninitialised else format_value(t.value),
         grad,
     )
 

@@ -16,10 +16,7 @@ from autograd_viz.core.trace._event_base import (
     write_values,
 )
 from autograd_viz.core.trace._records import TensorValue
-from autograd_viz.core.trace.value_text import format_number, show_value
-
-# What is shown for memory `torch.empty()` allocated and nothing has written yet.
-UNINITIALISED = "uninitialised"
+from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, show_value
 
 
 @dataclass(frozen=True, slots=True)

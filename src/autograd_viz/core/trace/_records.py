@@ -97,9 +97,18 @@ class TensorInfo:
     # Other variables bound to this same tensor object (`c = b.mul_(3)` makes c an alias
     # of b; so does a leftover `for p in model.parameters()` loop variable).
     aliases: list[str] = field(default_factory=list)
+    # Made by `empty()` and never touched again: its memory holds whatever was there, which
+    # is not a value (`value` is None). Written only when true.
+    uninitialised: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
+        out = self._dict()
+        if self.uninitialised:
+            out["uninitialised"] = True
+        return out
+
+    def _dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name,

@@ -6,6 +6,9 @@ from math import isfinite
 
 from autograd_viz.core.trace._records import TensorValue
 
+# What a label says for memory `torch.empty()` handed out and nothing set: not a value.
+UNINITIALISED = "uninitialised"
+
 
 def format_number(x: object, digits: int = 4) -> str:
     """A compact, readable number (4 significant digits), as a learner would write it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.core.trace.value_text import UNINITIALISED
 
 
 def _data(value: TensorValue | None, missing: str) -> object:
@@ -26,7 +27,8 @@ def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
             (value, exists), (grad, _) = now.value_now(key), now.grad_now(key)
         lines = [f"{t.name or trace.index.name_of(t.id)}  {tuple(t.shape)} {t.dtype} on {t.device}"]
         if exists:
-            lines += [f"value: {_data(value, '(summarised)')}", f".grad: {_data(grad, 'None')}"]
+            missing = UNINITIALISED if t.uninitialised else "(summarised)"
+            lines += [f"value: {_data(value, missing)}", f".grad: {_data(grad, 'None')}"]
         else:
             lines.append("value: not computed yet at this step")
         lines.append(

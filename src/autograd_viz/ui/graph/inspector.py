@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 from autograd_viz.core.playback.player import show
 from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.trace import TensorValue, Trace
-from autograd_viz.core.trace.value_text import format_number, format_value
+from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, format_value
 from autograd_viz.ui._plot_theme import style_plot
 from autograd_viz.ui.graph._value_plot import ValuePlot
 from autograd_viz.ui.graph._value_table import ValueTable
@@ -177,7 +177,10 @@ class Inspector(QWidget):
             if not exists:
                 rows += [("value", "not computed yet at this step"), (".grad", "—")]
         if now is None or exists:
-            rows += [("value", _value_text(value)), (".grad", _value_text(grad))]
+            shown = _value_text(value)
+            if value is None and t.uninitialised:
+                shown = f"{UNINITIALISED}: made by empty(), nothing set its memory"
+            rows += [("value", shown), (".grad", _value_text(grad))]
         if t.aliases:  # c = b.mul_(3): one tensor, several names
             rows.insert(0, ("also named", ", ".join(t.aliases)))
         if line:
