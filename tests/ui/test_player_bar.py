@@ -14,7 +14,11 @@ from tests.core.fidelity_cases import CASES
 
 
 def _setup(qtbot, case: str):
-    trace = run_source(CASES[case])
+    return _setup_code(qtbot, CASES[case])
+
+
+def _setup_code(qtbot, code: str):
+    trace = run_source(code)
     canvas = GraphCanvas()
     canvas.resize(900, 600)
     bar = PlayerBar()
@@ -100,15 +104,7 @@ def test_freed_graph_is_dashed_and_explained(qtbot) -> None:
 def test_a_folded_construction_step_opens_and_folds_from_its_button(qtbot) -> None:
     from tests.core.test_fold_open import SCRIPT
 
-    trace = run_source(SCRIPT)
-    canvas = GraphCanvas()
-    bar = PlayerBar()
-    for widget in (canvas, bar):
-        qtbot.addWidget(widget)
-        widget.show()
-    canvas.show_trace(trace)
-    player = Player(trace, canvas.graph)
-    bar.set_player(player)
+    _trace, _canvas, bar, player = _setup_code(qtbot, SCRIPT)
     assert bar.fold_button.isHidden()
     folded = next(s for s in player.steps if s.folded)
     width = bar.caption.width()
