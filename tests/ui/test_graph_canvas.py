@@ -9,11 +9,11 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
 from PySide6.QtWidgets import QApplication
 
-from autograd_viz.core.graph.graph_model import LEAF
+from autograd_viz.core.graph.graph_model import ACCUMULATE, LEAF, OPERATION
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.resources import DEFAULT_EXAMPLE
-from autograd_viz.ui.graph._edges_item import _room_beside
+from autograd_viz.ui.graph._edges_item import _room_beside, short_op_name
 from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
 from autograd_viz.ui.graph.player_bar import SLIDER_MIN_WIDTH
@@ -393,3 +393,40 @@ def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
         assert full.contains(bare) and bare.width() < full.width()
     for i, a in enumerate(frames[False]):
         assert not any(a.intersects(b) for b in frames[False][i + 1 :])
+
+
+def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
+    """A 1000x650 window leaves the graph ~350 px: rows too close for a tensor's value
+    and .grad lines still draw each node's name (and fit keeps room for just that)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from autograd_viz.resources import EXAMPLES
+
+    class Recording(QPainter):
+        def __init__(self, device) -> None:
+            super().__init__(device)
+            self.texts: list[str] = []
+
+        def drawText(self, *args) -> None:  # Qt's own name
+            self.texts.append(str(args[-1]))
+            super().drawText(*args)
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8")))
+    with qtbot.waitSignal(canvas.getViewBox().sigResized):
+        canvas.resize(620, 350)
+    qtbot.waitUntil(lambda: canvas.follows_fit)
+    canvas.grab()  # a paint, as the screen would do
+    overlay = canvas._overlay
+    assert overlay.labels_fit() and overlay.names_only(), overlay.last_spacing_px
+    image = QImage(620, 350, QImage.Format.Format_ARGB32)
+    painter = Recording(image)
+    overlay._paint_labels(
+        painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    )
+    painter.end()
+    titles = {n.title for n in canvas.graph.nodes.values()}
+    tensors = [n for n in canvas.graph.nodes.values() if n.kind not in (OPERATION, ACCUMULATE)]
+    assert {n.title for n in tensors} <= set(painter.texts)
+    assert not {n.detail for n in tensors if n.detail} & set(painter.texts)
+    assert set(painter.texts) <= titles | {short_op_name(t) for t in titles}

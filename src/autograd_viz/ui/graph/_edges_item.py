@@ -28,6 +28,10 @@ ARROW_PX = 8.0
 LABEL_MIN_DX_PX = 80.0
 COMPACT_DX_PX = 48.0
 LABEL_MIN_DY_PX = 44.0
+# Rows closer than LABEL_MIN_DY_PX still have room for one line: each node's name alone
+# (its value and .grad are a hover away), down to this spacing; below it, no labels.
+NAMES_MIN_DY_PX = 28.0
+FULL, NAMES, BARE = "full", "names", "bare"  # how much of the labels a zoom has room for
 
 
 def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
@@ -120,9 +124,14 @@ class GraphOverlayItem(pg.GraphicsObject):
         return across, down
 
     def labels_fit(self) -> bool:
-        """Whether the last paint had room for labels (full or compact)."""
+        """Whether the last paint had room for labels (full, compact or names only)."""
         dx, dy = self.last_spacing_px
-        return dx >= COMPACT_DX_PX and dy >= LABEL_MIN_DY_PX
+        return dx >= COMPACT_DX_PX and dy >= NAMES_MIN_DY_PX
+
+    def names_only(self) -> bool:
+        """Whether rows are too close for a tensor's value and .grad lines: the last paint
+        drew each node's name alone."""
+        return self.last_spacing_px[1] < LABEL_MIN_DY_PX
 
     def compact(self) -> bool:
         """Whether labels are shortened at the current zoom."""
@@ -320,9 +329,9 @@ class GraphOverlayItem(pg.GraphicsObject):
                 half[key] = max(lines) / 2
         return half
 
-    def vertical_reach_px(self, labelled: bool = True) -> tuple[float, float]:
-        """How far above and below its centre any node's mark, label lines (unless not
-        `labelled`) and module frame reach, in pixels (the same at every zoom)."""
+    def vertical_reach_px(self, level: str = FULL) -> tuple[float, float]:
+        """How far above and below its centre any node's mark, the label lines drawn at
+        `level` (FULL, NAMES or BARE) and its module frame reach, in pixels."""
         op = QFontMetricsF(self._op_font)
         title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
         framed = {m for members in self._graph.groups.values() for m in members}
@@ -332,8 +341,8 @@ class GraphOverlayItem(pg.GraphicsObject):
             if node.kind in (OPERATION, ACCUMULATE):
                 height = op.height()
             else:
-                height = title.height() + 2 * detail.height()
-            up, down = size / 2, size / 2 + (3 + height if labelled else 0)
+                height = title.height() + (2 * detail.height() if level == FULL else 0)
+            up, down = size / 2, size / 2 + (3 + height if level != BARE else 0)
             if key in framed:  # the frame's edge and, above, its title
                 up, down = up + 8 + op.height(), down + 6
             above, below = max(above, up), max(below, down)
@@ -351,6 +360,10 @@ class GraphOverlayItem(pg.GraphicsObject):
         size = STYLES[node.kind].size
         if node.kind in (OPERATION, ACCUMULATE):
             metrics = QFontMetricsF(self._op_font)
+            texts = [(node.title, metrics)]
+            height = metrics.height()
+        elif self.names_only():
+            metrics = QFontMetricsF(self._title_font)
             texts = [(node.title, metrics)]
             height = metrics.height()
         else:
@@ -386,7 +399,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         title_metrics = QFontMetricsF(self._title_font)
         detail_metrics = QFontMetricsF(self._detail_font)
         op_metrics = QFontMetricsF(self._op_font)
-        compact = self.compact()
+        compact, names = self.compact(), self.names_only()
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
@@ -417,6 +430,8 @@ class GraphOverlayItem(pg.GraphicsObject):
                     width = max(2 * room[key], title_metrics.horizontalAdvance("m…"))
                     title = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
                 lines = [(title, self._title_font, title_metrics, c.title)]
+                if names:  # rows too close for more: the value and .grad are in the tooltip
+                    detail = grad = ""
                 if detail:
                     lines.append((detail, self._detail_font, detail_metrics, c.detail))
                 if grad:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, LABEL_MIN_DY_PX
+from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
@@ -48,16 +48,15 @@ def fitted_range(
     size_px: tuple[float, float],
     half_widths: Callable[[Iterable[str]], dict[str, float]],
     legend_px: float = 0.0,
-    reach_y_px: tuple[float, float] | None = None,
-    bare_reach_y_px: tuple[float, float] | None = None,
+    reach_y_px: Sequence[tuple[float, tuple[float, float]]] = (),
 ) -> Range:
     """The x and y ranges that show every node of a non-empty graph with what it draws.
 
-    `legend_px`: the height the legend takes at the bottom of the view. `reach_y_px`: how
-    far above and below a node's centre its mark, labels and frame reach, in pixels (the
-    labels under the lowest row and the legend under them must not overlap);
-    `bare_reach_y_px` the same for the marks alone, used where rows end up too close for
-    labels to be drawn at all.
+    `legend_px`: the height the legend takes at the bottom of the view. `reach_y_px`: per
+    level of labelling, fullest first, the least row spacing (pixels) at which the canvas
+    draws that level and how far above and below a node's centre its mark, labels and
+    frame then reach (the labels under the lowest row and the legend under them must not
+    overlap). The first level whose fit leaves rows that far apart is used, else the last.
     """
     width_px, height_px = (max(1.0, float(v)) for v in size_px)
     xs = [n.x for n in graph.nodes.values()]
@@ -70,14 +69,15 @@ def fitted_range(
     # Room for the labels under the lowest row and for the legend below them; above
     # the top row, for the title of a module's frame.
     x_low, x_high = span(min(xs) - 0.9, max(xs) + 0.7)
-    if reach_y_px is None:
+    if not reach_y_px:
         below, above = (1.5, 0.75) if graph.groups else (1.3, 0.4)
         y_low, y_high = span(min(ys) - below, max(ys) + above)
     else:
-        y_low, y_high = _vertical(min(ys), max(ys), height_px, reach_y_px, legend_px)
-        if bare_reach_y_px is not None and height_px / (y_high - y_low) < LABEL_MIN_DY_PX:
-            # Rows this close draw no labels: leave no room for them, draw the marks larger.
-            y_low, y_high = _vertical(min(ys), max(ys), height_px, bare_reach_y_px, legend_px)
+        # Rows too close for a level's lines do not draw them: no room is kept for them.
+        for min_dy_px, reach in reach_y_px:
+            y_low, y_high = _vertical(min(ys), max(ys), height_px, reach, legend_px)
+            if height_px / (y_high - y_low) >= min_dy_px:
+                break
     # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
     # a pixel fewer units, so a few rounds settle where every label and frame fits.
     reach = reach_px(graph, width_px / (x_high - x_low), half_widths)

@@ -17,7 +17,14 @@ from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._describe import describe
-from autograd_viz.ui.graph._edges_item import GraphOverlayItem
+from autograd_viz.ui.graph._edges_item import (
+    BARE,
+    FULL,
+    LABEL_MIN_DY_PX,
+    NAMES,
+    NAMES_MIN_DY_PX,
+    GraphOverlayItem,
+)
 from autograd_viz.ui.graph._fit import fitted_range, legend_columns, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
@@ -402,8 +409,11 @@ class GraphCanvas(pg.PlotWidget):
             (box.width(), box.height()),
             self._overlay.label_half_widths,
             legend_px=self.legend.height() + LEGEND_GAP_PX,
-            reach_y_px=self._overlay.vertical_reach_px(),
-            bare_reach_y_px=self._overlay.vertical_reach_px(labelled=False),
+            reach_y_px=[
+                (LABEL_MIN_DY_PX, self._overlay.vertical_reach_px(FULL)),
+                (NAMES_MIN_DY_PX, self._overlay.vertical_reach_px(NAMES)),
+                (0.0, self._overlay.vertical_reach_px(BARE)),
+            ],
         )
         box.setRange(xRange=x_range, yRange=y_range, padding=0)
 
