@@ -323,7 +323,7 @@ def test_opening_the_inspector_keeps_the_graph_and_legend_in_view(qtbot, tmp_pat
 
 
 def test_legend_columns_are_the_most_that_fit() -> None:
-    from autograd_viz.ui.graph._fit import legend_columns
+    from autograd_viz.ui.graph._legend import legend_columns
 
     widths = [100.0, 80.0, 120.0, 90.0, 140.0]
     assert legend_columns(widths, 1000) == 5

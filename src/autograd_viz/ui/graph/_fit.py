@@ -13,21 +13,6 @@ FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' lab
 Range = tuple[tuple[float, float], tuple[float, float]]
 
 
-def legend_columns(widths: list[float], room: float) -> int:
-    """The most legend entries per row that fit in `room` pixels. The legend is a grid:
-    each column is as wide as its widest entry, so a row of short entries does not make
-    room for a long one under them."""
-    columns = len(widths)
-    while columns > 1 and room < legend_width(widths, columns):
-        columns -= 1
-    return max(1, columns)
-
-
-def legend_width(widths: list[float], columns: int) -> float:
-    """How wide a legend of entries this wide is, laid out `columns` to a row."""
-    return sum(max(widths[c::columns]) for c in range(min(columns, len(widths))))
-
-
 def reach_px(
     graph: DrawnGraph, unit_px: float, half_widths: Callable[[Iterable[str]], dict[str, float]]
 ) -> dict[str, float]:

@@ -25,11 +25,11 @@ from autograd_viz.ui.graph._edges_item import (
     NAMES_MIN_DY_PX,
     GraphOverlayItem,
 )
-from autograd_viz.ui.graph._fit import fitted_range, legend_columns, reach_px
-from autograd_viz.ui.graph._graph_style import DARK, LEGEND_ORDER, LIGHT, STYLES
+from autograd_viz.ui.graph._fit import fitted_range, reach_px
+from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
+from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 
-LEGEND_MARGIN_PX = 16  # the legend's offset from the left edge, and as much on the right
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
@@ -113,24 +113,7 @@ class GraphCanvas(pg.PlotWidget):
         return self.view.run.freeing if self.view.run is not None else []
 
     def _add_legend(self) -> None:
-        legend = pg.LegendItem(
-            offset=(8, -6),  # bottom left, one row: it never covers the top of the graph
-            colCount=len(LEGEND_ORDER),
-            labelTextColor=self.colours.legend_text,
-            brush=pg.mkBrush(*self.colours.legend_fill),
-            pen=pg.mkPen(self.colours.legend_border),
-        )
-        legend.setParentItem(self.getPlotItem().getViewBox())
-        for kind in LEGEND_ORDER:
-            style = STYLES[kind]
-            sample = pg.ScatterPlotItem(
-                symbol=style.symbol,
-                size=12,
-                brush=style.fill,
-                pen=pg.mkPen(style.outline, width=1.5),
-            )
-            legend.addItem(sample, style.legend)
-        self.legend = legend
+        self.legend = make_legend(self.getPlotItem().getViewBox(), self.colours)
 
     # ---- public ---------------------------------------------------------------
     @property
@@ -147,11 +130,7 @@ class GraphCanvas(pg.PlotWidget):
         self._selection.setPen(pg.mkPen(c.selection, width=2.5))
         self._message.setColor(c.message)
         self._note.setColor(c.note)
-        self.legend.setLabelTextColor(c.legend_text)
-        for _sample, label in self.legend.items:
-            label.setText(label.text)  # pyqtgraph applies a new colour on the next setText
-        self.legend.setBrush(pg.mkBrush(*c.legend_fill))
-        self.legend.setPen(pg.mkPen(c.legend_border))
+        recolour_legend(self.legend, c)
         self._looks.clear()  # the "lit" ring is drawn in c.current
         self._states = []  # every marker takes its new look
         if self.graph.nodes:
@@ -386,12 +365,7 @@ class GraphCanvas(pg.PlotWidget):
             self.fit()
 
     def _wrap_legend(self) -> None:
-        """As many legend entries per row as the canvas's width shows whole."""
-        room = float(self.getViewBox().width()) - 2 * LEGEND_MARGIN_PX
-        widths = [sample.width() + label.width() + 6 for sample, label in self.legend.items]
-        columns = legend_columns(widths, room)
-        if columns != self.legend.columnCount:
-            self.legend.setColumnCount(columns)
+        wrap_legend(self.legend, float(self.getViewBox().width()))
 
     def _reach_px(self, unit_px: float) -> dict[str, float]:
         """How far (in pixels) left and right of each node what is drawn for it reaches."""
