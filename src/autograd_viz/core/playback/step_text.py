@@ -17,11 +17,22 @@ from autograd_viz.core.trace.events import HistoryBreakEvent, OpEvent, TraceEven
 # Why a step lights nothing. Each is the end of a caption; tests look for them.
 NO_GRAD_MODE = "nothing drawn: it ran under no_grad, so autograd recorded nothing"
 NEEDS_NO_GRAD = "nothing drawn: it ran on tensors that need no grad, so it is not part of the graph"
+MADE_WITHOUT_GRAD = (
+    "nothing drawn: it made a tensor that needs no grad, so it is not part of the graph"
+)
 NO_GRADIENT = "nothing drawn: its result cannot carry a gradient, so it is not part of the graph"
 NOT_KEPT = "nothing drawn: its result was not kept, so it is not in the picture"
 NOT_BUILT = "nothing drawn: none of the tensors it made is in the picture"
 NOT_SHOWN = "nothing drawn: what it touched is not in the picture"
-REASONS = (NO_GRAD_MODE, NEEDS_NO_GRAD, NO_GRADIENT, NOT_KEPT, NOT_BUILT, NOT_SHOWN)
+REASONS = (
+    NO_GRAD_MODE,
+    NEEDS_NO_GRAD,
+    MADE_WITHOUT_GRAD,
+    NO_GRADIENT,
+    NOT_KEPT,
+    NOT_BUILT,
+    NOT_SHOWN,
+)
 
 _SHOWN_PARAMETERS = 6  # parameters a folded caption names before "and N more"
 
@@ -92,7 +103,7 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
             tensors = lookup.tensors
             if any(t in tensors and tensors[t].requires_grad for t in e.inputs):
                 return NO_GRADIENT
-            return NEEDS_NO_GRAD
+            return NEEDS_NO_GRAD if e.inputs else MADE_WITHOUT_GRAD  # empty(), randn()
         return NOT_KEPT
     if isinstance(e, HistoryBreakEvent):
         return NOT_KEPT
