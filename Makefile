@@ -14,8 +14,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 EXAMPLE := resources/examples/first_graph.py
 
-.PHONY: run test lint screenshot bench clean
+.PHONY: run test lint screenshot bench clean system-deps
 
+# A window needs Qt's xcb libraries too; every other target runs Qt offscreen. Target-specific,
+# so the system-deps check that `run` pulls in (through $(STAMP)) checks the window set.
+run: SYSTEM_DEPS_ARGS = --window
 run: $(STAMP)
 	$(BIN)/autograd-viz $(FILE)
 
@@ -38,7 +41,12 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_startup
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_devices
 
-$(STAMP): pyproject.toml setup.py
+# Qt's system libraries (and make, python3-venv), checked in a fraction of a second on every
+# run and installed when missing: pip cannot bring them. Order-only, so it never reinstalls.
+system-deps:
+	@PYTHON="$(PYTHON)" VENV="$(VENV)" bash scripts/system_deps.sh $(SYSTEM_DEPS_ARGS)
+
+$(STAMP): pyproject.toml setup.py | system-deps
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH)"
