@@ -14,6 +14,7 @@ import pytest
 from autograd_viz.core.platform.autosave import (
     AutosaveOwner,
     autosave_file,
+    autosave_folder,
     process_start,
     read_autosave,
     recoverable,
@@ -68,6 +69,19 @@ def test_two_windows_on_one_document_keep_two_autosaves(other_window) -> None:
     offer = recoverable(None, "")
     assert offer is not None and offer.text == "typed in the other window\n"
     assert offer.owner == owner_id and offer.pid == child.pid
+    assert not (autosave_folder() / f"{owner_id}.lock").exists()  # a dead window's lock
+
+
+def test_the_lock_of_a_killed_window_with_no_copy_left_is_swept(other_window) -> None:
+    child, owner_id = other_window
+    lock = autosave_folder() / f"{owner_id}.lock"
+    autosave_file(None, owner_id).unlink()  # it saved its text, then was killed
+    recoverable(None, "")
+    assert lock.exists()  # still held: left alone
+    child.kill()
+    child.wait(timeout=10)
+    recoverable(None, "")
+    assert not lock.exists()
 
 
 def test_an_owners_copy_is_written_with_its_id_and_start_time() -> None:

@@ -109,15 +109,20 @@ class AutosaveOwner:
     def _hold_lock(self) -> None:
         if self._lock is not None or fcntl is None:
             return
-        folder = autosave_folder()
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(_lock_file(self.id), os.O_RDWR | os.O_CREAT, 0o600)  # not inherited
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # a file system without locks: the pid and start time decide
+        autosave_folder().mkdir(parents=True, exist_ok=True)
+        lock = _lock_file(self.id)
+        for _ in range(3):
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)  # not inherited by children
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                # A sweep may have unlinked the file between open and flock: then the
+                # lock guards nothing others can see, and a fresh file is needed.
+                if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+                    self._lock = fd
+                    return
+            except OSError:  # a file system without locks: the pid and start time decide
+                pass
             os.close(fd)
-            return
-        self._lock = fd
 
 
 def _lock_file(owner: str) -> Path:
@@ -209,6 +214,7 @@ def recoverable(path: Path | None, current_text: str) -> Autosave | None:
     """The autosave worth offering for a document just opened with `current_text`: the
     newest one left by an app that is gone, holding other text. Stale copies are removed;
     those of windows still running are left to them."""
+    _sweep_locks()
     offers = []
     for file in _copies(path):
         read = _read(file)
@@ -222,6 +228,17 @@ def recoverable(path: Path | None, current_text: str) -> Autosave | None:
         else:
             offers.append(saved)
     return max(offers, key=lambda s: s.saved_at, default=None)
+
+
+def _sweep_locks() -> None:
+    """Delete the locks of windows killed after their copies were gone (nothing else
+    would: each names a window that will never run again)."""
+    try:
+        locks = list(autosave_folder().glob("*.lock"))
+    except OSError:
+        return
+    for lock in locks:
+        owner_running(lock.stem, 0, None)  # unlinks a lock nobody holds
 
 
 def owner_running(owner: str, pid: int, started: object) -> bool:
