@@ -153,8 +153,8 @@ def show_startup_notes(window: MainWindow) -> list[str]:
     for note in notes:
         print(f"autograd-viz: {note}", file=sys.stderr)
     if notes:
-        more = f" (and {len(notes) - 1} more: see the terminal)" if len(notes) > 1 else ""
-        window.statusBar().showMessage(notes[0] + more, 20_000)
+        more = f"[{len(notes)} notes: see the terminal] " if len(notes) > 1 else ""
+        window.statusBar().showMessage(more + notes[0], 20_000)
     return notes
 
 

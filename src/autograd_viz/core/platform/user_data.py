@@ -7,8 +7,10 @@ so; `startup_notes()` hands the notes to whoever can show them."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import stat
 import tempfile
 import time
@@ -28,21 +30,22 @@ def data_dir() -> Path:
     app: a private temporary folder is used instead, and a note says that nothing will be
     kept between launches."""
     override = os.environ.get("AUTOGRAD_VIZ_DATA_DIR")
-    if override:
-        path = Path(override)
-    else:
-        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-        path = Path(base) / "autograd-viz"
-    key = str(path)
+    key = override or os.environ.get("XDG_DATA_HOME") or "~"
     if key in _fallbacks:
         return _fallbacks[key]
+    path = Path(key)
     try:
+        if override:
+            path = Path(override)
+        else:  # Path.home() raises where $HOME is unset and the user has no passwd entry
+            base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+            path = Path(base) / "autograd-viz"
         path.mkdir(parents=True, exist_ok=True)
         return path
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the variable
-        fallback = Path(tempfile.gettempdir()) / f"autograd-viz-data-{_uid()}"
-        try:
-            fallback.mkdir(mode=0o700, exist_ok=True)
+    except (OSError, ValueError, RuntimeError, KeyError) as exc:  # ValueError: a NUL byte
+        try:  # a fresh private folder: a shared name in /tmp could be another user's
+            fallback = Path(tempfile.mkdtemp(prefix="autograd-viz-data-"))
+            atexit.register(shutil.rmtree, fallback, ignore_errors=True)  # kept for no one
         except OSError:
             fallback = path  # reads then fail softly, writes say why where they happen
         _fallbacks[key] = fallback
@@ -52,10 +55,6 @@ def data_dir() -> Path:
             "progress and settings will not be kept."
         )
         return fallback
-
-
-def _uid() -> str:
-    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
 
 
 def add_note(text: str) -> None:
@@ -124,7 +123,10 @@ def read_json(path: Path, default: Any, expect: type | None = None) -> Any:
         return default
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested past Python's stack
+    except RecursionError:  # nested past what Python's stack can hold
+        set_aside(path, "is JSON nested too deeply to read")
+        return default
+    except ValueError as exc:
         set_aside(path, f"is not valid JSON ({_short(exc)})")
         return default
     if expect is not None and not isinstance(value, expect):
@@ -150,7 +152,12 @@ def set_aside(path: Path, why: str) -> Path | None:
     try:
         os.replace(path, target)
     except OSError as exc:
-        add_note(f"{path} {why} and cannot be renamed ({exc.strerror or exc}); it is ignored.")
+        add_note(
+            f"{path.name} {why} and cannot be renamed ({exc.strerror or exc}); it is ignored "
+            f"(in {path.parent})."
+        )
         return None
-    add_note(f"{path} {why}: it was renamed {target.name} and the app started without it.")
+    add_note(
+        f"{path.name} {why}: the app started without it, renamed {target.name} (in {path.parent})."
+    )
     return target
