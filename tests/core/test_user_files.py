@@ -7,7 +7,7 @@ import os
 import pytest
 
 from autograd_viz.core.platform.autosave import (
-    autosave_file,
+    AutosaveOwner,
     read_autosave,
     recoverable,
     remove_autosave,
@@ -72,18 +72,20 @@ def test_save_writes_through_a_symlink_and_keeps_the_mode(tmp_path) -> None:
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
 
 
-def test_autosaves_are_named_by_path_and_round_trip(tmp_path) -> None:
+def test_autosaves_are_named_by_path_and_owner_and_round_trip(tmp_path) -> None:
     lesson = tmp_path / "lesson.py"
-    assert autosave_file(None).name == "untitled.json"
-    assert autosave_file(lesson) == autosave_file(tmp_path / "." / "lesson.py")
-    assert autosave_file(lesson) != autosave_file(tmp_path / "other.py")
-    assert autosave_file(lesson).parent == data_dir() / "autosave"
-    write_autosave(lesson, "unsaved ✓\n")
+    owner = AutosaveOwner()
+    assert owner.file(None).name == f"untitled.{owner.id}.json"
+    assert owner.file(lesson) == owner.file(tmp_path / "." / "lesson.py")
+    assert owner.file(lesson) != owner.file(tmp_path / "other.py")
+    assert owner.file(lesson) != AutosaveOwner().file(lesson)  # another window, another file
+    assert owner.file(lesson).parent == data_dir() / "autosave"
+    write_autosave(lesson, "unsaved ✓\n")  # left by a window that is gone
     saved = read_autosave(lesson)
     assert saved.text == "unsaved ✓\n" and saved.path == lesson and saved.pid == os.getpid()
     assert recoverable(lesson, "on disk\n") == saved
     assert recoverable(lesson, "unsaved ✓\n") is None  # the same text: nothing to offer
-    assert not autosave_file(lesson).exists()
+    assert read_autosave(lesson) is None
     remove_autosave(lesson)  # removing twice is fine
 
 

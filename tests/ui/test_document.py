@@ -15,7 +15,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QTextCursor
 from PySide6.QtWidgets import QApplication
 
-from autograd_viz.core.platform.autosave import autosave_file, read_autosave, write_autosave
+from autograd_viz.core.platform.autosave import read_autosave, write_autosave
 from autograd_viz.core.platform.user_data import data_dir
 from autograd_viz.session import KernelCall, KernelState
 from autograd_viz.ui.editor.document import Choice
@@ -214,7 +214,7 @@ def test_unreadable_files_are_refused_and_nothing_changes(
 
 def test_autosave_writes_the_buffer_on_a_timer_and_on_run(window, qtbot, monkeypatch) -> None:
     window.document.autosave_timer.setInterval(30)
-    target = autosave_file(None)
+    target = window.document.autosaves.file(None)
     _type(window, "first = 1\n")
     qtbot.waitUntil(lambda: target.exists(), timeout=3000)
     assert read_autosave(None).text == window.editor.text()
@@ -237,7 +237,7 @@ def test_an_autosave_like_the_file_is_not_offered(window, tmp_path) -> None:
     write_autosave(lesson, "same = 1\n")
     window.open_path(lesson)
     assert window.editor_pane.recovery_bar.isHidden()
-    assert not autosave_file(lesson).exists()
+    assert read_autosave(lesson) is None
 
 
 def test_discarding_a_recovery_deletes_it(window, tmp_path) -> None:
@@ -247,7 +247,7 @@ def test_discarding_a_recovery_deletes_it(window, tmp_path) -> None:
     bar = window.editor_pane.recovery_bar
     assert not bar.isHidden()
     bar.discard_button.click()
-    assert bar.isHidden() and not autosave_file(lesson).exists()
+    assert bar.isHidden() and read_autosave(lesson) is None
     assert window.editor.text() == "on_disk = 1\n" and not window.isWindowModified()
 
 
@@ -262,7 +262,6 @@ def test_text_typed_before_a_kill_9_is_recovered(qtbot, tmp_path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    autosave = autosave_file(lesson)
 
     def autosaved_or_dead() -> bool:
         if child.poll() is not None:
@@ -277,7 +276,7 @@ def test_text_typed_before_a_kill_9_is_recovered(qtbot, tmp_path) -> None:
         child.kill()  # SIGKILL: no handler, no clean-up, like a crash
         child.communicate(timeout=10)
     killed = -signal.SIGKILL if os.name == "posix" else 1  # Windows: TerminateProcess
-    assert child.returncode == killed and autosave.exists()
+    assert child.returncode == killed and typed in read_autosave(lesson).text
 
     window = MainWindow()  # the next launch: `autograd-viz lesson.py`
     qtbot.addWidget(window)

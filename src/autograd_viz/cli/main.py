@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 from pathlib import Path
 
@@ -273,6 +274,24 @@ def kernel_main(argv: list[str]) -> int:
     return ExitCode.OK
 
 
+MAX_TIMEOUT_S = 2**31 // 1000  # Qt's timers count milliseconds in a 32-bit int
+MAX_WINDOW_SIDE = 16384
+
+
+def _bad_gui_value(args: argparse.Namespace, width: int, height: int) -> str | None:
+    """Why a GUI flag's value cannot be used (None: all can): said before any window opens,
+    since a NaN or a zero learning rate would otherwise crash the app once it is up."""
+    if args.lr is not None and not (math.isfinite(args.lr) and args.lr > 0):
+        return f"--lr must be a finite number > 0, not {args.lr:g}"
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT_S):
+        return f"--timeout must be seconds in (0, {MAX_TIMEOUT_S}], not {args.timeout:g}"
+    if args.step is not None and args.step < 1:
+        return f"--step counts from 1 (the first step), not {args.step}"
+    if not (0 < width <= MAX_WINDOW_SIDE and 0 < height <= MAX_WINDOW_SIDE):
+        return f"--size wants sides between 1 and {MAX_WINDOW_SIDE}, not {width}x{height}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `autograd-viz` and `python -m autograd_viz`."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -299,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
         width, height = (int(v) for v in args.size.lower().split("x"))
     except ValueError:
         print(f"autograd-viz: --size wants WxH, e.g. 1400x860, not {args.size!r}", file=sys.stderr)
+        return ExitCode.USAGE
+    problem = _bad_gui_value(args, width, height)
+    if problem:
+        print(f"autograd-viz: {problem}", file=sys.stderr)
         return ExitCode.USAGE
     text = None
     if args.file is not None:

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from autograd_viz import __version__
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
+from autograd_viz.core.platform.user_data import startup_notes
 from autograd_viz.resources import ICON
 from autograd_viz.ui.graph.export import export_png, export_svg
 from autograd_viz.ui.main_window import MainWindow
@@ -145,6 +146,18 @@ class DescentShot:
             self.window.close()
 
 
+def show_startup_notes(window: MainWindow) -> list[str]:
+    """Say what start-up set aside (a corrupt settings file, a data folder it could not
+    make): on stderr and in the status bar, so the learner knows why a setting is gone."""
+    notes = startup_notes()
+    for note in notes:
+        print(f"autograd-viz: {note}", file=sys.stderr)
+    if notes:
+        more = f"[{len(notes)} notes: see the terminal] " if len(notes) > 1 else ""
+        window.statusBar().showMessage(more + notes[0], 20_000)
+    return notes
+
+
 def launch(
     path: Path | None = None,
     text: str | None = None,
@@ -183,6 +196,7 @@ def launch(
     elif screenshot or export_graph or export_animation:
         job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
     window.show()
+    show_startup_notes(window)
     _preload_torch()
     window.device_picker.set_device(device)
     if existing is not None:

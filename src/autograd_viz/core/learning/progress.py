@@ -58,12 +58,11 @@ def progress_path() -> Path:
 def load_progress(path: Path | None = None) -> Progress:
     """The saved progress (an empty one when there is none or the file is damaged)."""
     path = path or progress_path()
-    raw = read_json(path, {})
-    done = raw.get("done", {}) if isinstance(raw, dict) else {}
+    done = read_json(path, {}, expect=dict).get("done", {})
     if not isinstance(done, dict):
         done = {}
     clean = {
-        str(kind): {str(k): bool(v) for k, v in entries.items()}
+        str(kind): {str(k): v is True for k, v in entries.items()}
         for kind, entries in done.items()
         if isinstance(entries, dict)
     }

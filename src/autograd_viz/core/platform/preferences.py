@@ -21,10 +21,20 @@ def _settings_file() -> Path:
 
 def recent_files() -> list[Path]:
     """The files opened last, newest first; files that no longer exist are dropped."""
-    stored = read_json(_recent_file(), {})
-    names = stored.get("files", []) if isinstance(stored, dict) else []
-    paths = [Path(name) for name in names if isinstance(name, str)]
-    return [path for path in paths if path.is_file()][:RECENT_LIMIT]
+    names = read_json(_recent_file(), {}, expect=dict).get("files", [])
+    if not isinstance(names, list):
+        return []
+    # Only the first names are looked at: a list of a million must not stat a million files.
+    paths = [Path(name) for name in names[: RECENT_LIMIT * 5] if isinstance(name, str)]
+    return [path for path in paths if _is_file(path)][:RECENT_LIMIT]
+
+
+def _is_file(path: Path) -> bool:
+    """Whether a listed path is a file; a NUL byte or a 5,000-character name is not one."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _store_recent(paths: list[Path]) -> None:
@@ -54,8 +64,10 @@ def clear_recent_files() -> None:
 
 
 def _settings() -> dict:
-    stored = read_json(_settings_file(), {})
-    return stored if isinstance(stored, dict) else {}
+    stored = read_json(_settings_file(), {}, expect=dict)
+    # Settings are flat: a nested value (a hand edit, a hostile file) could not be written
+    # back by json.dumps without overflowing the stack, and no setting needs one.
+    return {str(k): v for k, v in stored.items() if isinstance(v, (str, int, float, bool))}
 
 
 def load_theme() -> str:

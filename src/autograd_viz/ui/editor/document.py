@@ -10,12 +10,7 @@ from PySide6.QtCore import QEvent, QMimeData, QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QDropEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
-from autograd_viz.core.platform.autosave import (
-    Autosave,
-    recoverable,
-    remove_autosave,
-    write_autosave,
-)
+from autograd_viz.core.platform.autosave import Autosave, AutosaveOwner, recoverable, remove_copy
 from autograd_viz.core.platform.preferences import (
     clear_recent_files,
     forget_file,
@@ -117,6 +112,7 @@ class Document(QObject):
         self.recovery_path: Path | None = None  # whose autosave the offer is
         self._autosaved: str | None = None  # the text of the autosave this session wrote
         self._autosave_failed = False
+        self.autosaves = AutosaveOwner()  # this window's copies, no other's
         editor.document().modificationChanged.connect(window.setWindowModified)
         recovery_bar.restore_requested.connect(self.restore)
         recovery_bar.discard_requested.connect(self.discard_recovery)
@@ -313,6 +309,7 @@ class Document(QObject):
             return False
         self.autosave_timer.stop()
         self._forget_own_autosave()
+        self.autosaves.release()
         return True
 
     # ---- autosave and recovery -------------------------------------------------
@@ -328,7 +325,7 @@ class Document(QObject):
         if text == self._autosaved:
             return None
         try:
-            written = write_autosave(self.path, text)
+            written = self.autosaves.write(self.path, text)
         except OSError as exc:
             if not self._autosave_failed:
                 self._autosave_failed = True
@@ -339,7 +336,7 @@ class Document(QObject):
 
     def _forget_own_autosave(self) -> None:
         if self._autosaved is not None:
-            remove_autosave(self.path)
+            self.autosaves.remove(self.path)
             self._autosaved = None
 
     def _offer_recovery(self) -> None:
@@ -363,20 +360,17 @@ class Document(QObject):
         cursor.select(QTextCursor.SelectionType.Document)
         cursor.insertText(saved.text)
         self.editor.document().setModified(True)
-        if self.recovery_path == self.path:
-            self._autosaved = saved.text  # that autosave is ours now
-        else:  # saved under another name since the offer: the copy moves with it
-            remove_autosave(self.recovery_path)
-            self.autosave_now()
+        if self.autosave_now() is not None:  # the text lives on as this window's copy
+            remove_copy(saved)
         self.message.emit(f"Restored the unsaved text from {when(saved.saved_at)}.")
 
     def discard_recovery(self) -> None:
         """Delete the recovered text for good."""
         if self.recovery is None:
             return
-        path = self.recovery_path
+        saved = self.recovery
         self._drop_offer()
-        remove_autosave(path)
+        remove_copy(saved)
         self.message.emit("Discarded the recovered text.")
 
     # ---- dropped files ---------------------------------------------------------
