@@ -9,6 +9,10 @@ two lines to the STATUS file: one when the user's code is about to run (the time
 from there, so importing torch is not the script's time) and one with its exit code when
 the trace is written. A child that ends without that second line died in the user's code
 (`os._exit`, a segfault, the system's OOM killer): the parent says so in one line.
+The script can find and write the STATUS file too, so every line the child writes carries
+a random token made for this run, which the child reads from an inherited pipe (its number
+in AUTOGRAD_VIZ_STATUS_FD) and closes before the script runs: a line without it is ignored,
+and a script that forges "exit 0" and ends itself is reported as having ended Python.
 Whatever happens, the parent kills the child's process group at the end, so nothing the
 script started outlives the command.
 """
@@ -19,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -33,6 +38,7 @@ STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the scrip
 POLL_S = 0.05
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # src/, holding autograd_viz
 _STARTED, _RAN = "started", "ran"  # the phases the child writes before its final status
+_TOKEN_FD = "AUTOGRAD_VIZ_STATUS_FD"  # the inherited pipe holding this run's token
 
 
 def _say(message: str) -> None:
@@ -52,17 +58,41 @@ def _signal_words(code: int) -> str:
     }.get(name, name)
 
 
-def _read_status(path: str) -> tuple[list[str], dict | None]:
-    """(the phases the child reached, its final status or None) as it wrote them."""
+def _read_status(path: str, token: str) -> tuple[list[str], dict | None]:
+    """(the phases the child reached, its final status or None) as it wrote them: only the
+    lines that carry this run's token (the script may have written others)."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError:
         return [], None
+    phases = [line.split(" ", 1)[0] for line in lines if line.endswith(f" {token}")]
     for line in lines:
         if line.startswith("{"):
             with contextlib.suppress(ValueError):
-                return lines, json.loads(line)
-    return lines, None
+                status = json.loads(line)
+                if isinstance(status, dict) and status.pop("token", None) == token:
+                    return phases, status
+    return phases, None
+
+
+def _token_pipe() -> tuple[str, int]:
+    """(a new token, the read end of a pipe that holds it) for the child to inherit."""
+    token = secrets.token_hex(16)
+    read, write = os.pipe()
+    os.write(write, token.encode())  # 32 bytes: far below a pipe's buffer
+    os.close(write)
+    return token, read
+
+
+def _take_token() -> str:
+    """The child: read this run's token and close its pipe, before the script runs."""
+    fd = int(os.environ.pop(_TOKEN_FD, "-1"))
+    if fd < 0:
+        return ""
+    try:
+        return os.read(fd, 64).decode("ascii", "replace")
+    finally:
+        os.close(fd)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
@@ -84,14 +114,20 @@ def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: f
     # directory is not on its sys.path: our package comes from PYTHONPATH, the script's
     # folder is put first by as_python_script, as `python FILE` does.
     command = self_command("trace", *argv, "--child-status", status_path, "--", *script_args)
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop it
-        env=env,
-        start_new_session=os.name == "posix",  # one kill reaches whatever the script started
-    )
+    token, token_fd = _token_pipe()
+    env[_TOKEN_FD] = str(token_fd)
     try:
-        return _watch(process, status_path, file, timeout)
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop
+            env=env,
+            start_new_session=os.name == "posix",  # one kill reaches whatever the script started
+            pass_fds=(token_fd,),
+        )
+    finally:
+        os.close(token_fd)
+    try:
+        return _watch(process, status_path, token, file, timeout)
     except KeyboardInterrupt:
         _say(f"{file}: interrupted")
         return 130
@@ -103,14 +139,16 @@ def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: f
             os.unlink(status_path)
 
 
-def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: float | None) -> int:
+def _watch(
+    process: subprocess.Popen, status_path: str, token: str, file: Path, timeout: float | None
+) -> int:
     # Python's start and torch's import get STARTUP_LIMIT_S; the script itself gets
     # `timeout` from the moment it starts until it returns (writing the trace is ours).
     deadline: float | None = time.monotonic() + STARTUP_LIMIT_S
     counting = False
     while (code := process.poll()) is None:
         if deadline is not None and (not counting or timeout is not None):
-            phases = _read_status(status_path)[0]
+            phases = _read_status(status_path, token)[0]
             if _RAN in phases:
                 deadline = None
             elif _STARTED in phases and not counting:
@@ -125,7 +163,7 @@ def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: flo
                 _say(f"Python could not start the script within {STARTUP_LIMIT_S:g} s")
             return ExitCode.TIMEOUT
         time.sleep(POLL_S)
-    _, status = _read_status(status_path)
+    _, status = _read_status(status_path, token)
     if status is not None:
         if status.get("message"):
             _say(status["message"])
@@ -146,10 +184,11 @@ def _watch(process: subprocess.Popen, status_path: str, file: Path, timeout: flo
 def trace_here(args: argparse.Namespace, code: str) -> int:
     """The child: run the script in this process, write its trace and the final status."""
     status = Path(args.child_status)
+    token = _take_token()  # before any of the script's code can read the pipe
 
     def finish(exit_code: int, message: str = "") -> int:
         with status.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"code": exit_code, "message": message}) + "\n")
+            out.write(json.dumps({"code": exit_code, "message": message, "token": token}) + "\n")
         return exit_code
 
     from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
@@ -191,7 +230,7 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
 
     def phase(name: str) -> None:
         with status.open("a", encoding="utf-8") as out:
-            out.write(name + "\n")
+            out.write(f"{name} {token}\n")
 
     phase(_STARTED)
     with redirect, script:

@@ -4,9 +4,13 @@
 bundle: its own executable with `--exercise-child`; see `core.platform.self_command`), and the
 app's entry point (`autograd_viz.cli.main`) hands over to `main` here.
 
-It reads one JSON request from stdin and writes JSON lines to a private copy of the
-original stdout; the learner's prints (fd 1 included) are sent to stderr instead, so they
-can never be mistaken for a message. See `exercise_runner` for the parent's side.
+Once torch is imported it says "ready", reads one JSON request from stdin and writes JSON
+lines to a private copy of the original stdout; the learner's prints (fd 1 included) are
+sent to stderr instead. A "reference" request computes torch's expected values and never
+loads a solution; a "check" request loads the solution and sends back what each case's call
+returned, encoded (exercise_values), and no verdict: the learner's code can write to that
+pipe too, so the parent trusts nothing from it but well-formed values. See
+`exercise_runner` for the parent's side.
 """
 
 from __future__ import annotations
@@ -24,13 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograd_viz.core.learning.exercise_checks import show_value
-from autograd_viz.core.learning.exercises import Case, Exercise, get_exercise
+from autograd_viz.core.learning.exercise_values import encode
+from autograd_viz.core.learning.exercises import Case, get_exercise
 
 _OURS = str(Path(__file__).resolve().parents[1])  # core/: its frames are not the learner's
 ERROR_LIMIT = 6_000
 MESSAGE_LIMIT = 160  # characters of an exception's text in a one-line message
-_NO_REFERENCE = object()
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -76,85 +79,57 @@ def _load(request: dict[str, Any], send: Send) -> dict[str, Any] | None:
     return namespace
 
 
-def _describe(case: Case, value: Any) -> str:
-    try:
-        return case.describe(value)
-    except Exception:
-        return show_value(value)
-
-
-def _run_case(
-    exercise: Exercise, case: Case, expected: Any, namespace: dict, filename: str
-) -> dict[str, Any]:
-    """Call the learner's function on fresh arguments and compare with torch's answer."""
+def _run_case(case: Case, function: Callable, filename: str) -> dict[str, Any]:
+    """Call the learner's function on fresh arguments; what it returned, encoded, or how
+    it failed. Nothing here decides whether that is right: the parent does."""
     import torch
 
-    name = case.function or exercise.function
-    function = namespace.get(name)
-    if not callable(function):
-        return {"passed": False, "message": f"your code defines no function {name}()"}
     torch.manual_seed(0)
     started = time.perf_counter()
     try:
         result = function(*case.arguments())
     except BaseException as exc:
-        return {"passed": False, **describe_error(exc, filename)}
+        return {"outcome": "raised", **describe_error(exc, filename)}
     seconds = round(time.perf_counter() - started, 6)
-    if result is None:
-        message = f"{name}() returned None: is it finished? (the starter's body is only `pass`)"
-        return {"passed": False, "got": "None", "message": message, "seconds": seconds}
     got = result
-    if case.pick is not None:
+    if case.pick is not None and result is not None:
         try:
             got = case.pick(result)
         except Exception as exc:
-            return {
-                "passed": False,
-                "got": show_value(result),
-                "message": f"cannot take {case.pick_label} of the result ({type(exc).__name__}: "
-                f"{exc})",
-                "seconds": seconds,
-            }
-    if expected is _NO_REFERENCE:
-        message = "the checker's own reference failed (a bug in autograd-viz: see the output)"
-    else:
-        try:
-            message = case.compare(expected, got)
-        except Exception as exc:
-            message = f"cannot compare: {type(exc).__name__}: {exc}"
-    return {
-        "passed": message is None,
-        "got": _describe(case, got),
-        "message": message or "",
-        "seconds": seconds,
-    }
+            message = f"{type(exc).__name__}: {exc}"[:MESSAGE_LIMIT]
+            return {"outcome": "unpicked", "value": encode(result), "message": message,
+                    "seconds": seconds}  # fmt: skip
+    return {"outcome": "returned", "value": encode(got), "seconds": seconds}
 
 
-def _check(request: dict[str, Any], send: Send) -> None:
+def _reference(request: dict[str, Any], send: Send) -> None:
+    """torch's answer for every case, encoded (this process never sees a solution)."""
     import torch
 
     exercise = get_exercise(request["exercise"])
-    expected = []
+    values: list[dict[str, Any] | None] = []
     for case in exercise.cases:
         torch.manual_seed(0)
         try:
-            expected.append(case.reference(*case.arguments()))
+            values.append(encode(case.reference(*case.arguments())))
         except Exception:
             traceback.print_exc()
-            expected.append(_NO_REFERENCE)
-    shown = [
-        {
-            "name": case.name,
-            "expected": "(unknown)" if value is _NO_REFERENCE else _describe(case, value),
-        }
-        for case, value in zip(exercise.cases, expected, strict=True)
-    ]
-    send({"kind": "expected", "cases": shown})
+            values.append(None)
+    send({"kind": "expected", "values": values})
+
+
+def _check(request: dict[str, Any], send: Send) -> None:
+    exercise = get_exercise(request["exercise"])
     namespace = _load(request, send)
     if namespace is None:
         return
-    for index, (case, value) in enumerate(zip(exercise.cases, expected, strict=True)):
-        result = _run_case(exercise, case, value, namespace, request["filename"])
+    for index, case in enumerate(exercise.cases):
+        name = case.function or exercise.function
+        function = namespace.get(name)
+        if callable(function):
+            result = _run_case(case, function, request["filename"])
+        else:
+            result = {"outcome": "missing", "function": name}
         send({"kind": "case", "index": index, **result})
 
 
@@ -163,7 +138,6 @@ def _gradcheck(request: dict[str, Any], send: Send) -> None:
 
     from autograd_viz.core.learning.gradcheck import gradient_check
 
-    send({"kind": "ready"})
     namespace = _load(request, send)
     if namespace is None:
         return
@@ -195,11 +169,13 @@ def main() -> int:
         protocol.write(json.dumps(message, default=str) + "\n")
         protocol.flush()
 
-    request = json.loads(sys.stdin.read())
     import torch
 
     torch.set_num_threads(1)  # as core.runner.set_torch_threads(1), without loading the tracer
-    handler = {"check": _check, "gradcheck": _gradcheck}[request["kind"]]
+    send({"kind": "ready"})  # torch is loaded: the time limits count from the request on
+    request = json.loads(sys.stdin.read())
+    handlers = {"reference": _reference, "check": _check, "gradcheck": _gradcheck}
+    handler = handlers[request["kind"]]
     handler(request, send)
     send({"kind": "done"})
     return 0

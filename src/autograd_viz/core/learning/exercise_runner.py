@@ -3,11 +3,17 @@
 `run_check` and `run_gradient_check` start the app again as a child process,
 `python -P -m autograd_viz --exercise-child` (a frozen bundle runs its own executable with
 `--exercise-child`; see `core.platform.self_command`), with this package first on its PYTHONPATH.
-They write one JSON request to its stdin and read JSON lines back, each within a time limit.
-The child computes the expected answers with torch *before* it loads the learner's code
-(so that code cannot change them), then loads the code and runs the cases one by one.
-Whatever the learner's code prints goes to the child's stderr, which the parent keeps as
-the run's output.
+Each child says "ready" once torch is imported; the parent then writes one JSON request to
+its stdin and reads JSON lines back, each within a time limit.
+
+A check uses two children that never meet. The reference child computes torch's expected
+values (it is given no solution) and is gone before the solution's child receives the
+learner's code; that child only calls the learner's functions and sends back what they
+returned, as typed plain data (exercise_values). This process validates every line (a
+strict schema, a length cap) and makes every comparison itself, so nothing the solution
+does in its own process (patching numpy or our comparisons, reading our frames, writing
+forged lines to the pipe) can turn a wrong answer into a pass. Whatever the learner's code
+prints goes to the child's stderr, which the parent keeps as the run's output.
 
 A solution that loops forever is killed when its step runs out of time; one that calls
 `os._exit` or segfaults ends the child. Either way the parent reports that case as failed
@@ -27,10 +33,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograd_viz.core.learning.exercise_values import MAX_MESSAGE_BYTES
+from autograd_viz.core.learning.exercise_verdicts import (
+    ProtocolError,
+    expected_values,
+    judge,
+    load_reply,
+    shown,
+    verified_gradient_check,
+)
 from autograd_viz.core.learning.exercises import (
     DEFAULT_TIMEOUT,
     CaseResult,
     CheckResult,
+    Exercise,
     get_exercise,
 )
 from autograd_viz.core.learning.gradcheck import GradientCheck
@@ -41,7 +57,7 @@ STARTUP_LIMIT = 90.0  # importing torch and computing the expected values (not t
 OUTPUT_LIMIT = 20_000  # characters of the solution's output kept
 ERROR_LIMIT = 6_000  # characters of a traceback kept
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])  # src/, holding autograd_viz
-_TIMEOUT, _ENDED = "timeout", "ended"
+_TIMEOUT, _ENDED, _MALFORMED = "timeout", "ended", "malformed"
 
 
 class SolutionError(Exception):
@@ -56,7 +72,7 @@ class SolutionError(Exception):
 class _Child:
     """A running child: its protocol messages in a queue, its output collected."""
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self) -> None:
         env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONFAULTHANDLER="1")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         self.process = subprocess.Popen(
@@ -76,6 +92,9 @@ class _Child:
         ]
         for reader in self._readers:
             reader.start()
+
+    def send(self, request: dict[str, Any]) -> None:
+        """Write the one request (after the child said it is ready)."""
         try:
             self.process.stdin.write(json.dumps({"protocol": PROTOCOL, **request}).encode())
             self.process.stdin.close()
@@ -83,11 +102,16 @@ class _Child:
             pass  # the child is already gone: receive() reports how it ended
 
     def _read_messages(self) -> None:
-        for raw in self.process.stdout:
+        # A line is a JSON object of at most MAX_MESSAGE_BYTES; anything else (a longer
+        # line, bytes that are not JSON) ends the conversation as a malformed message.
+        while raw := self.process.stdout.readline(MAX_MESSAGE_BYTES):
             try:
-                self.messages.put(json.loads(raw))
+                message = json.loads(raw) if raw.endswith(b"\n") else None
             except ValueError:
-                continue
+                message = None
+            self.messages.put(message if isinstance(message, dict) else {"kind": _MALFORMED})
+            if message is None:
+                break
         self.messages.put(None)
 
     def _read_output(self) -> None:
@@ -171,46 +195,92 @@ def run_check(exercise_id: str, source: str, filename: str, timeout: float) -> C
     exercise = get_exercise(exercise_id)
     started = time.perf_counter()
     cases = [CaseResult(c.name, c.description, False, "") for c in exercise.cases]
-    request = {"kind": "check", "exercise": exercise_id, "source": source, "filename": filename}
-    child = _Child(request)
+    reference, solution = _Child(), _Child()  # both import torch at once: one import's wait
+    output = ""
     try:
-        _collect(child, cases, filename, timeout)
+        expected = _reference_values(reference, exercise)
+        reference.stop()  # gone before the learner's code exists anywhere
+        if expected is None:
+            output = reference.output
+            _fail_from(cases, 0, "the checker itself could not start (see the output)")
+        else:
+            for case, (definition, value) in zip(cases, expected, strict=True):
+                case.expected = "(unknown)" if value is None else shown(definition, value)
+            if solution.receive(STARTUP_LIMIT) != {"kind": "ready"}:
+                _fail_from(cases, 0, "the checker itself could not start (see the output)")
+            else:
+                request = {"kind": "check", "exercise": exercise_id, "source": source,
+                           "filename": filename}  # fmt: skip
+                solution.send(request)
+                _collect(solution, exercise, cases, expected, filename, timeout)
     finally:
-        child.stop()
-    return CheckResult(exercise_id, cases, child.output, time.perf_counter() - started)
+        reference.stop()
+        solution.stop()
+    output += solution.output
+    return CheckResult(exercise_id, cases, output, time.perf_counter() - started)
 
 
-def _collect(child: _Child, cases: list[CaseResult], filename: str, timeout: float) -> None:
+def _reference_values(child: _Child, exercise: Exercise) -> list | None:
+    """[(case, torch's encoded value or None)], or None when the reference did not come."""
+    deadline = time.monotonic() + STARTUP_LIMIT
+    if child.receive(STARTUP_LIMIT) != {"kind": "ready"}:
+        return None
+    child.send({"kind": "reference", "exercise": exercise.id})
+    reply = child.receive(max(0.0, deadline - time.monotonic()))
+    try:
+        values = expected_values(reply, len(exercise.cases))
+    except ProtocolError:
+        return None
+    return list(zip(exercise.cases, values, strict=True))
+
+
+def _collect(
+    child: _Child,
+    exercise: Exercise,
+    cases: list[CaseResult],
+    expected: list,
+    filename: str,
+    timeout: float,
+) -> None:
     """Fill in the cases from the child's messages, or from how and when it stopped."""
-    reply = child.receive(max(STARTUP_LIMIT, timeout))
-    if not isinstance(reply, dict) or reply.get("kind") != "expected":
-        reason = "it took too long" if reply == _TIMEOUT else "see the output"
-        _fail_from(cases, 0, f"the checker itself could not start ({reason})")
-        return
-    for case, expected in zip(cases, reply["cases"], strict=True):
-        case.expected = expected["expected"]
     reply = child.receive(timeout)
     if reply == _TIMEOUT:
         message = f"loading your code timed out after {timeout:g} s (a loop at the top level?)"
         _fail_all(cases, {"message": message})
-    elif reply == _ENDED:
+        return
+    if reply == _ENDED:
         crash = _crash_report(child.output)
         message = f"while loading your code, {_ended_message(child.exit_code())}"
         _fail_all(cases, {"message": message, "error": crash or None})
-    elif reply.get("kind") == "load_error":
-        message = f"your code did not load: {reply['message']}"
-        _fail_all(cases, {"message": message, "error": reply["error"], "line": reply["line"]})
-    else:
-        for index, case in enumerate(cases):
-            reply = child.receive(timeout)
-            if reply == _TIMEOUT:
-                _fail_from(cases, index, f"timed out after {timeout:g} s")
-                return
-            if reply == _ENDED:
-                _fail_from(cases, index, _ended_message(child.exit_code()), child, filename)
-                return
-            for key in ("passed", "got", "message", "error", "line", "seconds"):
-                setattr(case, key, reply.get(key))
+        return
+    try:
+        failed = load_reply(reply)
+    except ProtocolError as exc:
+        _fail_all(cases, {"message": _malformed(exc)})
+        return
+    if failed is not None:
+        message = f"your code did not load: {failed['message']}"
+        _fail_all(cases, {**failed, "message": message})
+        return
+    for index, (case, (definition, value)) in enumerate(zip(cases, expected, strict=True)):
+        reply = child.receive(timeout)
+        if reply == _TIMEOUT:
+            _fail_from(cases, index, f"timed out after {timeout:g} s")
+            return
+        if reply == _ENDED:
+            _fail_from(cases, index, _ended_message(child.exit_code()), child, filename)
+            return
+        try:
+            verdict = judge(exercise, definition, value, index, reply)
+        except ProtocolError as exc:
+            _fail_from(cases, index, _malformed(exc))
+            return
+        for key, item in verdict.items():
+            setattr(case, key, item)
+
+
+def _malformed(exc: ProtocolError) -> str:
+    return f"the solution's process sent something that is not a result ({exc})"
 
 
 def _fail_all(cases: list[CaseResult], how: dict[str, Any]) -> None:
@@ -264,10 +334,11 @@ def run_gradient_check(
         "at": at,
         "tolerances": tolerances,
     }
-    child = _Child(request)
+    child = _Child()
     try:
         reply = child.receive(STARTUP_LIMIT)
-        if isinstance(reply, dict) and reply.get("kind") == "ready":
+        if reply == {"kind": "ready"}:
+            child.send(request)
             deadline = time.monotonic() + timeout  # loading and checking share the limit
             reply = child.receive(timeout)
             while isinstance(reply, dict) and reply.get("kind") == "loaded":
@@ -282,11 +353,17 @@ def run_gradient_check(
             where = f" at line {line}" if line is not None else ""
             raise SolutionError(_ended_message(child.exit_code()) + where, crash or None, line)
         if reply.get("kind") == "gradcheck":
-            return GradientCheck.from_dict(reply["result"])
-        message = reply.get("message", "the check failed")
+            try:
+                return verified_gradient_check(reply.get("result"), tolerances)
+            except ProtocolError as exc:
+                message = f"the solution's process sent a malformed result ({exc})"
+                raise SolutionError(message) from None
+        message = str(reply.get("message", "the check failed"))[:ERROR_LIMIT]
         if reply.get("kind") == "load_error":
             message = f"your code did not load: {message}"
-        raise SolutionError(message, reply.get("error"), reply.get("line"))
+        error, line = reply.get("error"), reply.get("line")
+        error = str(error)[-ERROR_LIMIT:] if error is not None else None
+        raise SolutionError(message, error, line if type(line) is int else None)
     finally:
         child.stop()
 

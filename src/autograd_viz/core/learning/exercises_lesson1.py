@@ -98,8 +98,8 @@ def _timing_note(_model, _x):
     return "two durations in seconds, both > 0"
 
 
-def _describe_timings(value: Any) -> str:
-    return value if isinstance(value, str) else checks.show_value(value)
+def _describe_timings(value: dict[str, Any]) -> str:
+    return value["value"] if value["type"] == "str" else checks.show_value(value)
 
 
 def _derivative_case(function: str, x: float) -> Case:
