@@ -3,10 +3,13 @@ torch and no Qt."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from enum import IntEnum
 from pathlib import Path
 
-__all__ = ["ExitCode", "read_source", "split_script_args"]
+__all__ = ["ExitCode", "ended_by_signals", "read_source", "split_script_args"]
 
 
 class ExitCode(IntEnum):
@@ -40,3 +43,30 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
         return argv, []
     cut = argv.index("--")
     return argv[:cut], argv[cut + 1 :]
+
+
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived: unwinds like sys.exit(128 + N), so every `finally` that
+    ends a child and removes its files runs before the command exits."""
+
+
+@contextlib.contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise Terminated (exit 128 + N) in the main
+    thread instead of killing this process outright with its child still running."""
+
+    def terminate(number: int, _frame: object) -> None:
+        raise Terminated(128 + number)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    saved = {}
+    try:
+        for number in wanted:
+            saved[number] = signal.signal(number, terminate)
+    except ValueError:  # not the main thread (a test calling in): nothing to install
+        pass
+    try:
+        yield
+    finally:
+        for number, previous in saved.items():
+            signal.signal(number, previous)
