@@ -9,7 +9,13 @@ from collections.abc import Iterator
 from enum import IntEnum
 from pathlib import Path
 
-__all__ = ["ExitCode", "ended_by_signals", "read_source", "split_script_args"]
+__all__ = [
+    "ExitCode",
+    "ended_by_signals",
+    "read_source",
+    "shadowing_file",
+    "split_script_args",
+]
 
 
 class ExitCode(IntEnum):
@@ -70,3 +76,19 @@ def ended_by_signals() -> Iterator[None]:
     finally:
         for number, previous in saved.items():
             signal.signal(number, previous)
+
+
+def shadowing_file(module: str = "torch") -> str | None:
+    """When `module` cannot be imported because a user's file of that name comes first on
+    sys.path, a sentence that names it ("a file torch.py in /path hides PyTorch"); else None."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) or ""
+    if not origin.endswith(".py") or Path(origin).name == "__init__.py":
+        return None  # the real package (a folder with __init__.py), or a built-in
+    what = "PyTorch" if module == "torch" else f"the module {module}"
+    return f"a file {Path(origin).name} in {Path(origin).parent} hides {what}"

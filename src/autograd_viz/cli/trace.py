@@ -37,6 +37,7 @@ from autograd_viz.cli._common import (
     Terminated,
     ended_by_signals,
     read_source,
+    shadowing_file,
     split_script_args,
 )
 from autograd_viz.core.platform.process_tree import (
@@ -204,7 +205,14 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
             out.write(json.dumps({"code": exit_code, "message": message}) + "\n")
         return exit_code
 
-    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    try:
+        from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    except Exception as exc:  # torch cannot be imported: say why in one line
+        hidden = shadowing_file("torch")
+        print(
+            f"autograd-viz trace: {hidden or f'PyTorch cannot be imported: {exc}'}", file=sys.stderr
+        )
+        return finish(ExitCode.USAGE)
     from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES
     from autograd_viz.core.kernel.limits import (
         apply_process_limits,
