@@ -3,10 +3,19 @@ torch and no Qt."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
+from collections.abc import Iterator
 from enum import IntEnum
 from pathlib import Path
 
-__all__ = ["ExitCode", "read_source", "split_script_args"]
+__all__ = [
+    "ExitCode",
+    "ended_by_signals",
+    "read_source",
+    "shadowing_file",
+    "split_script_args",
+]
 
 
 class ExitCode(IntEnum):
@@ -40,3 +49,46 @@ def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
         return argv, []
     cut = argv.index("--")
     return argv[:cut], argv[cut + 1 :]
+
+
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived: unwinds like sys.exit(128 + N), so every `finally` that
+    ends a child and removes its files runs before the command exits."""
+
+
+@contextlib.contextmanager
+def ended_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise Terminated (exit 128 + N) in the main
+    thread instead of killing this process outright with its child still running."""
+
+    def terminate(number: int, _frame: object) -> None:
+        raise Terminated(128 + number)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    saved = {}
+    try:
+        for number in wanted:
+            saved[number] = signal.signal(number, terminate)
+    except ValueError:  # not the main thread (a test calling in): nothing to install
+        pass
+    try:
+        yield
+    finally:
+        for number, previous in saved.items():
+            signal.signal(number, previous)
+
+
+def shadowing_file(module: str = "torch") -> str | None:
+    """When `module` cannot be imported because a user's file of that name comes first on
+    sys.path, a sentence that names it ("a file torch.py in /path hides PyTorch"); else None."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) or ""
+    if not origin.endswith(".py") or Path(origin).name == "__init__.py":
+        return None  # the real package (a folder with __init__.py), or a built-in
+    what = "PyTorch" if module == "torch" else f"the module {module}"
+    return f"a file {Path(origin).name} in {Path(origin).parent} hides {what}"

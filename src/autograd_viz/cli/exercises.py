@@ -7,16 +7,21 @@
 
 Both run the learner's file in a child process (see core.exercise_runner): a solution that
 hangs or crashes fails, and this command still prints its report. No Qt is imported.
+SIGTERM or SIGHUP ends the child and all it started before the command exits (128 + N);
+as the child subreaper (Linux), the command also ends any orphan the solution left.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from autograd_viz.cli._common import ExitCode, read_source
+from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals, read_source
 from autograd_viz.core.learning.exercises import DEFAULT_TIMEOUT, EXERCISES
 
 
@@ -60,6 +65,21 @@ def _write_json(path: str, data: dict) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _children_of_ours(command: str) -> Iterator[None]:
+    """Run the block as the subreaper of whatever it starts, with SIGTERM/SIGHUP unwinding it;
+    on the way out every process it left below this one is ended."""
+    from autograd_viz.core.platform.process_tree import reaping_orphans
+
+    try:
+        with reaping_orphans(), ended_by_signals():
+            yield
+    except Terminated as stop:
+        name = signal.Signals(int(stop.code) - 128).name
+        print(f"autograd-viz {command}: stopped by {name}", file=sys.stderr, flush=True)
+        raise
+
+
 def check_main(argv: list[str]) -> int:
     """`autograd-viz check`: an exercise's hidden cases against a solution file."""
     parser = _check_parser()
@@ -87,7 +107,8 @@ def check_main(argv: list[str]) -> int:
 
     from autograd_viz.core.learning.exercise_runner import check_solution
 
-    result = check_solution(args.exercise, source, str(args.file), args.timeout)
+    with _children_of_ours("check"):
+        result = check_solution(args.exercise, source, str(args.file), args.timeout)
     for case in result.cases:
         print(case.verdict())
         if args.verbose and case.error:
@@ -146,16 +167,17 @@ def gradcheck_main(argv: list[str]) -> int:
     from autograd_viz.core.learning.exercise_runner import SolutionError, run_gradient_check
 
     try:
-        check = run_gradient_check(
-            source,
-            args.function,
-            at,
-            str(args.file),
-            args.timeout,
-            eps=args.eps,
-            atol=args.atol,
-            rtol=args.rtol,
-        )
+        with _children_of_ours("gradcheck"):
+            check = run_gradient_check(
+                source,
+                args.function,
+                at,
+                str(args.file),
+                args.timeout,
+                eps=args.eps,
+                atol=args.atol,
+                rtol=args.rtol,
+            )
     except SolutionError as exc:
         print(f"autograd-viz gradcheck: {exc.message}", file=sys.stderr)
         if exc.error:

@@ -13,8 +13,13 @@ The script can find and write the STATUS file too, so every line the child write
 a random token made for this run, which the child reads from an inherited pipe (its number
 in AUTOGRAD_VIZ_STATUS_FD) and closes before the script runs: a line without it is ignored,
 and a script that forges "exit 0" and ends itself is reported as having ended Python.
-Whatever happens, the parent kills the child's process group at the end, so nothing the
-script started outlives the command.
+Once the trace is written and flushed the child ends itself with `os._exit`, so a thread
+the script left running or an `atexit` handler that blocks cannot keep it alive; and the
+timeout keeps counting to the child's very end. Whatever happens (SIGTERM and SIGHUP to the
+parent included), the parent then ends every process the script started: its process
+group, anything carrying the run's mark in its environment (a double-forked `setsid`
+daemon too) and, as the child subreaper on Linux, any orphan re-parented to it
+(core.platform.process_tree); and it removes the status file.
 """
 
 from __future__ import annotations
@@ -30,11 +35,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NoReturn
 
-from autograd_viz.cli._common import ExitCode, read_source, split_script_args
+from autograd_viz.cli._common import (
+    ExitCode,
+    Terminated,
+    ended_by_signals,
+    read_source,
+    shadowing_file,
+    split_script_args,
+)
+from autograd_viz.core.platform.process_tree import (
+    RUN_MARK,
+    end_processes,
+    new_run_mark,
+    reaping_orphans,
+)
 from autograd_viz.core.platform.self_command import self_command
 
 STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
+WRITE_LIMIT_S = 120.0  # writing the trace once the script returned (ours, not the script's)
+EXIT_GRACE_S = 5.0  # a child that wrote its final status and still runs is ended after this
 POLL_S = 0.05
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # src/, holding autograd_viz
 _STARTED, _RAN = "started", "ran"  # the phases the child writes before its final status
@@ -108,8 +129,25 @@ def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: f
     message on failure."""
     handle, status_path = tempfile.mkstemp(prefix="autograd-viz-trace-", suffix=".status")
     os.close(handle)
+    mark = new_run_mark()
     env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    env[RUN_MARK] = mark  # inherited by all the script starts: the sweep at the end finds them
+    # Every orphan that lands below this process meanwhile is the script's.
+    with reaping_orphans(), ended_by_signals():
+        return _run_marked(argv, script_args, file, timeout, env, status_path, mark)
+
+
+def _run_marked(
+    argv: list[str],
+    script_args: list[str],
+    file: Path,
+    timeout: float | None,
+    env: dict[str, str],
+    status_path: str,
+    mark: str,
+) -> int:
+    """Start and watch the child; end everything it started and remove the status file."""
     # The child starts with `-P` where Python has it (self_command), so the caller's working
     # directory is not on its sys.path: our package comes from PYTHONPATH, the script's
     # folder is put first by as_python_script, as `python FILE` does.
@@ -131,10 +169,14 @@ def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: f
     except KeyboardInterrupt:
         _say(f"{file}: interrupted")
         return 130
+    except Terminated as stop:
+        _say(f"{file}: stopped by {signal.Signals(int(stop.code) - 128).name}")
+        return int(stop.code)
     finally:
         _kill_group(process)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             process.wait(timeout=10)
+        end_processes(mark)
         with contextlib.suppress(OSError):
             os.unlink(status_path)
 
@@ -142,19 +184,30 @@ def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: f
 def _watch(
     process: subprocess.Popen, status_path: str, token: str, file: Path, timeout: float | None
 ) -> int:
-    # Python's start and torch's import get STARTUP_LIMIT_S; the script itself gets
-    # `timeout` from the moment it starts until it returns (writing the trace is ours).
+    # Python's start and torch's import get STARTUP_LIMIT_S; the script gets `timeout` from
+    # the moment it starts to the child's end (its threads and atexit handlers included),
+    # and writing the trace after it returned gets at least WRITE_LIMIT_S more.
     deadline: float | None = time.monotonic() + STARTUP_LIMIT_S
-    counting = False
+    counting = written = False
+    finished_at: float | None = None
     while (code := process.poll()) is None:
-        if deadline is not None and (not counting or timeout is not None):
-            phases = _read_status(status_path, token)[0]
-            if _RAN in phases:
-                deadline = None
-            elif _STARTED in phases and not counting:
-                counting = True
-                deadline = None if timeout is None else time.monotonic() + timeout
-        if deadline is not None and time.monotonic() > deadline:
+        phases, status = _read_status(status_path, token)
+        now = time.monotonic()
+        if _STARTED in phases and not counting:
+            counting = True
+            deadline = None if timeout is None else now + timeout
+        if _RAN in phases and not written:
+            written = True
+            deadline = max(deadline or now, now + WRITE_LIMIT_S)
+        if status is not None:
+            # The child wrote its last word and ends itself with os._exit; one that does
+            # not (it cannot, or forged the line and went on) is ended here.
+            finished_at = finished_at or now
+            if now - finished_at > EXIT_GRACE_S:
+                _kill_group(process)
+                code = process.wait()
+                break
+        if deadline is not None and now > deadline:
             _kill_group(process)
             process.wait()
             if counting:
@@ -191,7 +244,14 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
             out.write(json.dumps({"code": exit_code, "message": message, "token": token}) + "\n")
         return exit_code
 
-    from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    try:
+        from autograd_viz.core.capture import DEFAULT_MAX_EVENTS
+    except Exception as exc:  # torch cannot be imported: say why in one line
+        hidden = shadowing_file("torch")
+        print(
+            f"autograd-viz trace: {hidden or f'PyTorch cannot be imported: {exc}'}", file=sys.stderr
+        )
+        return finish(ExitCode.USAGE)
     from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES
     from autograd_viz.core.kernel.limits import (
         apply_process_limits,
@@ -347,4 +407,13 @@ def trace_main(argv: list[str]) -> int:
 
     if args.child_status is None:
         return run_in_child(ours, script_args, args.file, args.timeout)
-    return trace_here(args, code)
+    _exit_now(trace_here(args, code))
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the child at once, its output flushed: a thread the script left running, or an
+    atexit handler of its own, must not keep it alive once the trace is written."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(int(code) & 0xFF)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 
+from autograd_viz.core.platform.process_tree import RUN_MARK
+
 __all__ = ["OwnKernelSpecs", "kernel_env"]
 
 
@@ -17,7 +19,14 @@ class OwnKernelSpecs(KernelSpecManager):
 
     def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
         # A frozen bundle (PyInstaller) has no Python to run `-m` with: it is its own kernel.
-        launcher = ["--kernel"] if getattr(sys, "frozen", False) else ["-m", "ipykernel_launcher"]
+        # `-P` (3.11+): the app's working directory is not put on the kernel's sys.path, so
+        # an `inspect.py` or `torch.py` there cannot replace what the kernel imports.
+        safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+        launcher = (
+            ["--kernel"]
+            if getattr(sys, "frozen", False)
+            else [*safe_path, "-m", "ipykernel_launcher"]
+        )
         return KernelSpec(
             argv=[
                 sys.executable,
@@ -31,9 +40,12 @@ class OwnKernelSpecs(KernelSpecManager):
         )
 
 
-def kernel_env() -> dict[str, str]:
-    """The environment the kernel starts with: ours, with the package on PYTHONPATH."""
+def kernel_env(mark: str | None = None) -> dict[str, str]:
+    """The environment the kernel starts with: ours, with the package on PYTHONPATH, and
+    `mark` as RUN_MARK (every process the user's code starts inherits it)."""
     env = dict(os.environ)
+    if mark is not None:
+        env[RUN_MARK] = mark
     # The kernel imports autograd_viz.core, also when the app runs from a source tree.
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

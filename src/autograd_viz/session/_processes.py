@@ -6,47 +6,23 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from pathlib import Path
+
+from autograd_viz.core.platform.process_tree import descendants, end_processes, process_start
+
+__all__ = ["death_reason", "descendants", "kill_leftovers", "process_start"]
 
 
-def process_start(pid: int) -> str | None:
-    """A process's start time from /proc (tells it apart from a later one with its pid)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the name
-
-
-def descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, start time) of every process below `pid`, read from /proc (Linux; else [])."""
-    found: list[tuple[int, str]] = []
-    stack = [pid]
-    while stack:
-        parent = stack.pop()
-        for children in Path(f"/proc/{parent}/task").glob("*/children"):
-            try:
-                pids = [int(p) for p in children.read_text().split()]
-            except (OSError, ValueError):
-                continue
-            for child in pids:
-                start = process_start(child)
-                if start is not None and all(child != seen for seen, _ in found):
-                    found.append((child, start))
-                    stack.append(child)
-    return found
-
-
-def kill_leftovers(pgid: int | None, processes: list[tuple[int, str]]) -> None:
-    """SIGKILL the kernel's process group and any process it started in a session of its
-    own (`subprocess.Popen(..., start_new_session=True)`), so a restart leaves nothing."""
+def kill_leftovers(
+    pgid: int | None, processes: list[tuple[int, str]], mark: str | None = None
+) -> None:
+    """SIGKILL the kernel's process group, any process it started in a session of its own
+    (`subprocess.Popen(..., start_new_session=True)`), and every process carrying its run
+    `mark` (a double-forked `setsid` daemon is no longer below it), so nothing is left."""
     if pgid is not None and hasattr(os, "killpg"):
         with contextlib.suppress(OSError):
             os.killpg(pgid, signal.SIGKILL)
-    for pid, start in processes:
-        if process_start(pid) == start:  # still that process, not a newcomer with its pid
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+    # Each only while still that process, not a newcomer with its pid.
+    end_processes(mark, known=processes)
 
 
 def death_reason(code: int | None) -> str:

@@ -8,7 +8,6 @@ import os
 import queue
 import re
 import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,9 +24,11 @@ from autograd_viz.core.kernel.protocol import (
     trace_from_payload,
     version_problem,
 )
+from autograd_viz.core.platform.process_tree import new_run_mark
 from autograd_viz.core.trace import Trace
 from autograd_viz.session._call import VERSION_MISMATCH, Request, failure
 from autograd_viz.session._launch import OwnKernelSpecs, kernel_env
+from autograd_viz.session._leftovers import CONNECTION, make_kernel_folder
 from autograd_viz.session._processes import death_reason, descendants, kill_leftovers
 
 STARTUP_TIMEOUT_S = 60.0
@@ -62,6 +63,7 @@ class KernelWorker(QObject):
         self._watchdog: QTimer | None = None
         self._busy = False
         self._socket_dir: str | None = None
+        self._mark: str | None = None  # in the kernel's environment: finds all it started
         self.kernel_pid: int | None = None  # read from the GUI thread on shutdown
         self._pgid: int | None = None
         self._epoch = 0
@@ -82,15 +84,19 @@ class KernelWorker(QObject):
             return
         try:
             # ipc sockets are files named after `ip`; a private folder keeps two app
-            # instances (or a test run beside the app) from ever sharing one.
-            self._socket_dir = tempfile.mkdtemp(prefix="autograd-viz-")
+            # instances (or a test run beside the app) from ever sharing one. The connection
+            # file goes there too, so that a killed app's leftovers are one folder, which
+            # the next start sweeps (_leftovers).
+            self._socket_dir = make_kernel_folder()
+            self._mark = new_run_mark()
             self.km = KernelManager(
                 kernel_name="autograd-viz",
                 transport="ipc",
                 ip=os.path.join(self._socket_dir, "kernel"),
+                connection_file=os.path.join(self._socket_dir, CONNECTION),
                 kernel_spec_manager=OwnKernelSpecs(),
             )
-            self.km.start_kernel(env=kernel_env())
+            self.km.start_kernel(env=kernel_env(self._mark))
             # jupyter_client starts the kernel in a session of its own: its pid is the group.
             self.kernel_pid = getattr(self.km.provisioner, "pid", None)
             self._pgid = getattr(self.km.provisioner, "pgid", None)
@@ -111,7 +117,8 @@ class KernelWorker(QObject):
             self._watchdog.setInterval(1000)
             self._watchdog.timeout.connect(self._check_alive)
         self._watchdog.start()
-        ok, replies = self._execute(setup_request())
+        # An attached kernel is not ours: its memory and stack limits stay as they are.
+        ok, replies = self._execute(setup_request(limits=self.existing is None))
         if ok is None:
             self._handle_loss()
             return
@@ -240,7 +247,7 @@ class KernelWorker(QObject):
         """Make sure the kernel and everything it started are gone (safe to repeat)."""
         if self.kernel_pid is not None and started is None:
             started = descendants(self.kernel_pid)
-        kill_leftovers(self._pgid, started or [])
+        kill_leftovers(self._pgid, started or [], self._mark)
         self.kernel_pid = self._pgid = None
 
     @Slot()

@@ -149,11 +149,15 @@ def version_problem(reply: Mapping[str, Any]) -> str | None:
     )
 
 
-def setup_request(threads: int | None = None) -> str:
-    """Code that prepares a fresh kernel (torch imported, threads pinned) and reports it."""
+def setup_request(threads: int | None = None, limits: bool = True) -> str:
+    """Code that prepares a fresh kernel (torch imported, threads pinned) and reports it;
+    without `limits` its memory and stack limits are left alone (a kernel not ours)."""
+    # `limits` is named only when False, so a kernel with an older autograd_viz still runs
+    # the plain call (and then says its version is not ours).
+    extra = "" if limits else ", limits=False"
     return (
         "import autograd_viz.core.kernel.protocol as __avz\n"
-        f"__avz.kernel_setup({threads!r})\ndel __avz\n"
+        f"__avz.kernel_setup({threads!r}{extra})\ndel __avz\n"
     )
 
 
@@ -210,8 +214,9 @@ def _publish(mime: str, payload: dict[str, Any], text: str) -> None:
     publish_display_data({mime: payload, "text/plain": text})
 
 
-def kernel_setup(threads: int | None = None) -> dict[str, Any]:
-    """Runs inside the kernel: import torch, pin its threads, publish what the kernel has."""
+def kernel_setup(threads: int | None = None, limits: bool = True) -> dict[str, Any]:
+    """Runs inside the kernel: import torch, pin its threads, apply our process limits
+    (unless not `limits`: an attached kernel's stay its own), publish what it has."""
     global _DEFAULTS
     import torch
 
@@ -219,7 +224,8 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
     from autograd_viz.core.kernel.runner import preferred_device, set_torch_threads
     from autograd_viz.core.kernel.torch_state import TorchDefaults
 
-    limits = apply_process_limits()  # before user code can allocate anything
+    # Before user code can allocate anything; an attached kernel's are not ours to change.
+    applied = apply_process_limits() if limits else {"memory_limit_mb": None}
     # torch's import leaves several hundred thousand long-lived objects; freezing them keeps
     # every later full garbage collection (in user code or in the tracer) from rescanning them.
     gc.collect()
@@ -233,7 +239,7 @@ def kernel_setup(threads: int | None = None) -> dict[str, Any]:
         # What the device picker offers: the CPU and each GPU torch sees.
         "devices": ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())],
         "threads": set_torch_threads(threads),
-        "memory_limit_mb": limits["memory_limit_mb"],
+        "memory_limit_mb": applied["memory_limit_mb"],
     }
     if info["cuda"]:
         info["device_name"] = torch.cuda.get_device_name(0)

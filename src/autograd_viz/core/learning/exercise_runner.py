@@ -17,7 +17,10 @@ prints goes to the child's stderr, which the parent keeps as the run's output.
 
 A solution that loops forever is killed when its step runs out of time; one that calls
 `os._exit` or segfaults ends the child. Either way the parent reports that case as failed
-with the reason, marks the rest as not run, and returns normally.
+with the reason, marks the rest as not run, and returns normally. When the check ends, every
+process the solution started is ended too, a double-forked `setsid` daemon included (it
+carries the run's mark: core.platform.process_tree), and an ended child is noticed by its
+exit, not by its pipes closing (a daemon may hold them open).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from autograd_viz.core.learning.exercises import (
     get_exercise,
 )
 from autograd_viz.core.learning.gradcheck import GradientCheck
+from autograd_viz.core.platform.process_tree import RUN_MARK, end_processes, new_run_mark
 from autograd_viz.core.platform.self_command import self_command
 
 PROTOCOL = 1
@@ -58,6 +62,8 @@ OUTPUT_LIMIT = 20_000  # characters of the solution's output kept
 ERROR_LIMIT = 6_000  # characters of a traceback kept
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])  # src/, holding autograd_viz
 _TIMEOUT, _ENDED, _MALFORMED = "timeout", "ended", "malformed"
+POLL_S = 0.05  # how often a wait for a message also looks whether the child has ended
+DRAIN_S = 0.5  # after the child ended, how long what it wrote last may take to come through
 
 
 class SolutionError(Exception):
@@ -75,6 +81,7 @@ class _Child:
     def __init__(self) -> None:
         env = dict(os.environ, PYTHONIOENCODING="utf-8", PYTHONFAULTHANDLER="1")
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        self.mark = env[RUN_MARK] = new_run_mark()  # whatever the solution starts inherits it
         self.process = subprocess.Popen(
             self_command("--exercise-child"),
             stdin=subprocess.PIPE,
@@ -129,26 +136,41 @@ class _Child:
 
     def receive(self, limit: float) -> dict | str:
         """The next message, or _TIMEOUT after `limit` seconds, or _ENDED when the child died."""
-        try:
-            message = self.messages.get(timeout=limit)
-        except queue.Empty:
-            return _TIMEOUT
-        return _ENDED if message is None else message
+        deadline = time.monotonic() + limit
+        ended_at: float | None = None
+        while True:
+            now = time.monotonic()
+            wait = min(POLL_S, max(0.0, deadline - now))
+            try:
+                message = self.messages.get(timeout=wait)
+            except queue.Empty:
+                # A daemon the solution left may hold the pipes open, so their end never
+                # comes: the child's own exit says it is over, once its last lines are read.
+                if self.process.poll() is not None:
+                    ended_at = ended_at or now
+                    if now - ended_at > DRAIN_S:
+                        return _ENDED
+                if now >= deadline:
+                    return _TIMEOUT
+                continue
+            return _ENDED if message is None else message
 
     def stop(self) -> int | None:
         """Make sure the child and anything it started are gone; its exit code."""
-        if self.process.poll() is None:
-            try:
-                if os.name == "posix":
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                else:
-                    self.process.kill()
-            except (ProcessLookupError, PermissionError):
-                pass
+        try:  # the group too when the child has ended: what it started may still be in it
+            if os.name == "posix":
+                os.killpg(self.process.pid, signal.SIGKILL)
+            elif self.process.poll() is None:
+                self.process.kill()
+        except (ProcessLookupError, PermissionError):
+            pass
         try:
             code = self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = None
+        # Then those that left the group (setsid): once they are gone, the pipes they
+        # inherited close and the readers end.
+        end_processes(self.mark)
         for reader in self._readers:
             reader.join(timeout=2)
         for stream in (self.process.stdout, self.process.stderr):
