@@ -110,158 +110,6 @@ def _gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _descent_parser() -> argparse.ArgumentParser:
-    from autograd_viz.core.descent.paths import FUNCTIONS, OPTIMIZERS
-
-    parser = argparse.ArgumentParser(
-        prog="autograd-viz descent",
-        description="Gradient descent on a two-parameter loss with a real torch.optim "
-        "optimizer; writes the path, a caption of what it does and the steps to reach "
-        "the minimum (within 0.001). Exit code 0, or 2 for bad arguments.",
-    )
-    parser.add_argument(
-        "--function",
-        default="bowl",
-        metavar="NAME|FILE.py",
-        help=f"one of {', '.join(FUNCTIONS)}, or a file defining "
-        "loss(w, b) (default: bowl, the lesson's (w−3)²+(b+2)²)",
-    )
-    parser.add_argument("--optimizer", default="sgd", choices=list(OPTIMIZERS))
-    parser.add_argument("--lr", type=float, default=0.1, help="learning rate (default 0.1)")
-    parser.add_argument("--steps", type=int, default=50, help="number of steps (default 50)")
-    parser.add_argument(
-        "--start",
-        default=None,
-        metavar="W,B",
-        help="starting point (default: the function's, 0.5,1.0 for bowl)",
-    )
-    parser.add_argument(
-        "--device", default="cpu", metavar="DEVICE", help="auto, cpu, cuda or cuda:N (default cpu)"
-    )
-    _json_option(parser)
-    return parser
-
-
-def _json_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--json",
-        dest="json_out",
-        metavar="OUT.json",
-        help="write the result here (default: standard output)",
-    )
-
-
-def _write_result(result: dict, json_out: str | None, indent: int | None = None) -> None:
-    """The result as JSON to `json_out` (its caption said on stderr) or to stdout."""
-    import json
-
-    from autograd_viz.core.trace import json_safe
-
-    text = json.dumps(json_safe(result), indent=indent)
-    if json_out:
-        Path(json_out).write_text(text + "\n", encoding="utf-8")
-        print(f"autograd-viz: {result['caption']['text']} -> {json_out}", file=sys.stderr)
-    else:
-        print(text)
-
-
-def descent_main(argv: list[str]) -> int:
-    """`autograd-viz descent`: one descent path, headless."""
-
-    from autograd_viz.core.descent.paths import FUNCTIONS, run_descent, user_function
-    from autograd_viz.core.kernel.runner import resolve_device
-
-    args = _descent_parser().parse_args(argv)
-    try:
-        if args.function in FUNCTIONS:
-            function = FUNCTIONS[args.function]
-            start = function.start
-        else:
-            path = Path(args.function)
-            if path.suffix != ".py":
-                raise ValueError(
-                    f"unknown function {args.function!r}: use one of "
-                    f"{', '.join(FUNCTIONS)} or a .py file"
-                )
-            function = user_function(read_source(path), str(path))
-            start = (0.5, 1.0)
-        if args.start:
-            w, b = (float(v) for v in args.start.split(","))
-            start = (w, b)
-        if args.steps < 0 or not args.lr > 0:
-            raise ValueError("--steps must be ≥ 0 and --lr > 0")
-        device = resolve_device(args.device)
-        result = run_descent(function, start, args.lr, args.steps, args.optimizer, device)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
-        return ExitCode.USAGE
-    except (ValueError, RuntimeError, SyntaxError) as exc:
-        print(f"autograd-viz descent: {exc}", file=sys.stderr)
-        return ExitCode.USAGE
-    _write_result(result, args.json_out, indent=1)
-    return ExitCode.OK
-
-
-def _landscape_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="autograd-viz landscape",
-        description="The loss landscape of a model (Li et al. 2018): FILE.py defines `model` "
-        "(an nn.Module) and `loss_fn()` (a zero-argument function returning its loss). Writes "
-        "the loss on a grid along two random filter-normalized directions around the model's "
-        "parameters and an SGD path from them projected onto that plane. Exit code 0; 1 when "
-        "the file raises; 2 for bad arguments.",
-    )
-    parser.add_argument("file", type=Path, help="a Python file defining model and loss_fn()")
-    parser.add_argument("--lr", type=float, default=0.1, help="SGD learning rate (default 0.1)")
-    parser.add_argument("--steps", type=int, default=20, help="SGD steps (default 20)")
-    parser.add_argument("--resolution", type=int, default=41, help="grid points a side (41)")
-    parser.add_argument(
-        "--span", type=float, default=1.0, help="the grid covers α, β in [−S, S] (default 1)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the directions (0)")
-    _json_option(parser)
-    return parser
-
-
-def landscape_main(argv: list[str]) -> int:
-    """`autograd-viz landscape`: a model's loss landscape and projected SGD path, headless."""
-    import traceback
-
-    from autograd_viz.core.descent.landscape import landscape_in_namespace
-    from autograd_viz.core.kernel.runner import set_torch_threads
-
-    args = _landscape_parser().parse_args(argv)
-    try:
-        code = read_source(args.file)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
-        return ExitCode.USAGE
-    if args.steps < 0 or not args.lr > 0 or args.resolution < 2 or not args.span > 0:
-        print(
-            "autograd-viz landscape: --steps ≥ 0, --lr > 0, --resolution ≥ 2, --span > 0",
-            file=sys.stderr,
-        )
-        return ExitCode.USAGE
-    set_torch_threads()
-    namespace = {"__name__": "__main__", "__file__": str(args.file)}
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            exec(compile(code, str(args.file), "exec"), namespace)
-            result = landscape_in_namespace(
-                namespace,
-                learning_rate=args.lr,
-                steps=args.steps,
-                resolution=args.resolution,
-                span=args.span,
-                seed=args.seed,
-            )
-    except Exception as exc:  # the user's file: say what it raised, as Python would
-        traceback.print_exception(exc)
-        return ExitCode.USER_ERROR
-    _write_result(result, args.json_out)
-    return ExitCode.OK
-
-
 def kernel_main(argv: list[str]) -> int:
     """Run an ipykernel (`--kernel -f CONNECTION_FILE`): how a frozen bundle, which has no
     separate Python to launch `-m ipykernel_launcher` with, starts its kernel."""
@@ -286,14 +134,14 @@ def main(argv: list[str] | None = None) -> int:
         from autograd_viz.cli.trace import trace_main
 
         return trace_main(argv[1:])
-    if argv and argv[0] == "descent":
-        return descent_main(argv[1:])
+    if argv and argv[0] in ("descent", "landscape"):
+        from autograd_viz.cli.headless import descent_main, landscape_main
+
+        return (descent_main if argv[0] == "descent" else landscape_main)(argv[1:])
     if argv and argv[0] in ("check", "gradcheck"):
         from autograd_viz.cli.exercises import check_main, gradcheck_main
 
         return (check_main if argv[0] == "check" else gradcheck_main)(argv[1:])
-    if argv and argv[0] == "landscape":
-        return landscape_main(argv[1:])
     args = _gui_parser().parse_args(argv)
     try:
         width, height = (int(v) for v in args.size.lower().split("x"))
