@@ -47,7 +47,9 @@ def number(minimum: float = 0.0, strict: bool = True) -> Callable[[str], float]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"wants a number, not {text!r}") from None
         if not math.isfinite(value) or value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(f"wants a finite number {sign} {minimum:g}, not {text}")
+            raise argparse.ArgumentTypeError(
+                f"wants a finite number {sign} {minimum:g}, not {text}"
+            )
         return value
 
     return parse

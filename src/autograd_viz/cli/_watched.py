@@ -92,7 +92,7 @@ def run_watched(command: str, argv: list[str], file: Path, timeout: float | None
         if finished is not None:
             return finished
         if code < 0 and -code == getattr(signal, "SIGKILL", 9):
-            print(f"{prog}: {file} was killed (SIGKILL), most likely out of memory", file=sys.stderr)
+            print(f"{prog}: {file} was killed (SIGKILL), likely out of memory", file=sys.stderr)
             return ExitCode.OUT_OF_MEMORY
         how = f"signal {-code}" if code < 0 else f"exit code {code}: os._exit() or a fatal error"
         print(f"{prog}: {file} ended Python itself ({how})", file=sys.stderr)
@@ -106,4 +106,3 @@ def run_watched(command: str, argv: list[str], file: Path, timeout: float | None
             process.wait(timeout=10)
         with contextlib.suppress(OSError):
             os.unlink(status)
-

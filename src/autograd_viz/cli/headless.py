@@ -289,4 +289,3 @@ def _landscape_child(args: argparse.Namespace, code: str, prog: str) -> int:
             traceback.print_exception(exc)
             return ExitCode.USER_ERROR
         return _write_result(result, args.json_out, prog, stdout)
-

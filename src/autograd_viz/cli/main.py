@@ -22,7 +22,6 @@ This module imports no Qt, so `trace` works on machines without a display.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 

@@ -46,9 +46,9 @@ class _LossOfModel(nn.Module):
         return self._loss_fn()
 
 
-
 class NoParameters(ValueError):
     """The model has no parameters that require grad: there is no landscape to draw."""
+
 
 def loss_of_parameters(model: nn.Module, loss_fn: Callable[[], torch.Tensor]) -> ParamsLoss:
     """`loss_fn()` as a function of the model's parameters (a name → tensor dict)."""
