@@ -67,8 +67,14 @@ def _write_json(path: str, data: dict) -> bool:
 
 
 def _output_problem(json_out: str | None, file: Path) -> str:
-    """Why --json cannot be written (it is the solution file, or its folder is missing or
-    read-only), checked before the solution runs; "" when it can."""
+    """Why the run cannot go ahead: --json is the solution file, or its folder is missing
+    or read-only, or the memory cap's setting is malformed; "" when it can."""
+    from autograd_viz.core.kernel.limits import memory_limit
+
+    try:
+        memory_limit()
+    except ValueError as exc:
+        return str(exc)
     return output_over_input({"--json": json_out}, [file]) or unwritable(json_out)
 
 

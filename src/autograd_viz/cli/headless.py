@@ -157,6 +157,18 @@ def _out_of_memory(file: Path, prog: str) -> int:
     return ExitCode.OUT_OF_MEMORY
 
 
+def _limits(prog: str) -> int | None:
+    """The kernel's memory cap on this child; None, or USAGE for a malformed setting."""
+    from autograd_viz.core.kernel.limits import apply_process_limits
+
+    try:
+        apply_process_limits()
+    except ValueError as exc:  # a malformed AUTOGRAD_VIZ_KERNEL_MEMORY_MB
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
+    return None
+
+
 def _prepare(args: argparse.Namespace, file: Path | None, prog: str) -> str | None:
     """Checks the parent makes before any code runs; a one-line reason, or None."""
     if file is not None and (clash := output_over_input({"--json": args.json_out}, [file])):
@@ -199,9 +211,9 @@ def descent_main(argv: list[str]) -> int:
 
 def _descent_child(args: argparse.Namespace, file: Path, code: str, prog: str) -> int:
     from autograd_viz.core.descent.paths import user_function
-    from autograd_viz.core.kernel.limits import apply_process_limits
 
-    apply_process_limits()
+    if (failed := _limits(prog)) is not None:
+        return failed
     child_phase(args.child_status, STARTED)
     with real_stdout() as stdout:
         try:
@@ -255,11 +267,11 @@ def landscape_main(argv: list[str]) -> int:
 
 def _landscape_child(args: argparse.Namespace, code: str, prog: str) -> int:
     from autograd_viz.core.descent.landscape import NoParameters, landscape_in_namespace
-    from autograd_viz.core.kernel.limits import apply_process_limits
     from autograd_viz.core.kernel.runner import set_torch_threads
 
     set_torch_threads()
-    apply_process_limits()
+    if (failed := _limits(prog)) is not None:
+        return failed
     child_phase(args.child_status, STARTED)
     namespace = {"__name__": "__main__", "__file__": str(args.file.resolve())}
     with real_stdout() as stdout:

@@ -12,6 +12,7 @@ can never be mistaken for a message. See `exercise_runner` for the parent's side
 from __future__ import annotations
 
 import builtins
+import contextlib
 import faulthandler
 import inspect
 import json
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autograd_viz.core.kernel.limits import apply_process_limits
 from autograd_viz.core.learning.exercise_checks import show_value
 from autograd_viz.core.learning.exercises import Case, Exercise, get_exercise
 
@@ -190,6 +192,9 @@ def main() -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # from here on, anything written to stdout lands in stderr
     faulthandler.enable()  # a segfault prints the learner's line before the process dies
+    # The kernel's and `trace`'s memory cap (the parent checked the setting parses).
+    with contextlib.suppress(ValueError):
+        apply_process_limits()
 
     def send(message: dict[str, Any]) -> None:
         protocol.write(json.dumps(message, default=str) + "\n")
