@@ -6,10 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from autograd_viz.core.platform.atomic_files import write_bytes_via, write_text_atomic
 
 __all__ = [
     "absolute_output",
@@ -58,35 +59,6 @@ def unwritable(path: str | Path | None) -> str:
 def absolute_output(path: str | None) -> str | None:
     """The output path made absolute now, before the user's code can os.chdir."""
     return None if path is None else os.path.abspath(path)
-
-
-def _umask_mode() -> int:
-    # What a plain open() would give the file: the temp file's own mode is 0600.
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def write_bytes_via(path: str | Path, write: Callable[[Path], object]) -> None:
-    """Let `write(tmp)` fill a temporary file beside `path`, then rename it over `path`, so
-    an interrupted write leaves the old file or the new one, never half of one. `write`
-    returning False (Qt's way of failing) raises OSError."""
-    target = Path(os.path.realpath(path))  # a symlinked output writes through the link
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    try:
-        if write(Path(tmp)) is False:
-            raise OSError(f"could not write {path}")
-        os.chmod(tmp, _umask_mode())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write text atomically (see write_bytes_via)."""
-    write_bytes_via(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 @contextlib.contextmanager

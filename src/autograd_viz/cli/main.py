@@ -7,9 +7,9 @@
     autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
     autograd-viz FILE.py --view landscape [--lr LR] [--screenshot OUT.png]
     autograd-viz descent [--function NAME|FILE.py] [--optimizer NAME] [--lr LR] [--steps N]
-                         [--start W,B] [--device DEVICE] [--json OUT.json]
+                         [--start W,B] [--device DEVICE] [--timeout S] [--json OUT.json]
     autograd-viz landscape FILE.py [--lr LR] [--steps N] [--resolution N] [--span S]
-                           [--seed N] [--json OUT.json]
+                           [--seed N] [--timeout S] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N] [--timeout S] [-- SCRIPT_ARGS…]
     autograd-viz check EXERCISE FILE.py [--timeout S] [--json OUT.json] | check --list
@@ -27,21 +27,33 @@ from pathlib import Path
 
 from autograd_viz import __version__
 from autograd_viz.cli._common import ExitCode, read_source
+from autograd_viz.cli._gui_checks import existing_kernel_problem, output_problem, window_size
 
 
 def _gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autograd-viz",
         description="Watch PyTorch's autograd: write code, press Ctrl+Enter, see the graph. "
-        "Headless tracing: `autograd-viz trace FILE.py --json OUT.json`.",
+        "Opening FILE runs nothing; --run, --screenshot (with the graph view), "
+        "--export-graph, --export-animation and --view landscape run it in the app's kernel. "
+        "Headless commands: trace, check, gradcheck, descent, landscape "
+        "(`autograd-viz trace --help`).",
     )
-    parser.add_argument("file", nargs="?", type=Path, help="a Python file to open (not run)")
-    parser.add_argument("--run", action="store_true", help="run the file once the kernel is up")
+    parser.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        help="a Python file to open in the editor; opening it alone does not run it",
+    )
+    parser.add_argument(
+        "--run", action="store_true", help="run FILE in the kernel once the kernel is up"
+    )
     parser.add_argument(
         "--screenshot",
         metavar="OUT.png",
         type=Path,
-        help="save a PNG of the window once the graph is drawn, then exit",
+        help="run FILE (with the graph view; with --view descent it runs nothing, with "
+        "landscape it runs FILE), save a PNG of the window once drawn, then exit",
     )
     parser.add_argument(
         "--mode",
@@ -74,16 +86,19 @@ def _gui_parser() -> argparse.ArgumentParser:
         "--export-graph",
         metavar="OUT.png|OUT.svg",
         type=Path,
-        help="run the file, save the graph canvas as PNG or SVG, then exit",
+        help="run FILE, save the graph canvas as PNG or SVG, then exit",
     )
     parser.add_argument(
         "--export-animation",
         metavar="OUT.gif",
         type=Path,
-        help="run the file, save its forward and backward replay as an animated GIF, then exit",
+        help="run FILE, save its forward and backward replay as an animated GIF, then exit",
     )
     parser.add_argument(
-        "--size", default="1400x860", metavar="WxH", help="window size (default 1400x860)"
+        "--size",
+        default="1400x860",
+        metavar="WxH",
+        help="window size, each side 200 to 7680 (default 1400x860)",
     )
     parser.add_argument(
         "--device",
@@ -96,14 +111,15 @@ def _gui_parser() -> argparse.ArgumentParser:
         metavar="CONNECTION.json",
         type=Path,
         help="attach to a running Jupyter kernel by its connection file instead of starting "
-        "one (its environment needs torch and autograd-viz installed)",
+        "one: FILE and the editor's code run there (its environment needs torch and "
+        "autograd-viz installed)",
     )
     parser.add_argument(
         "--timeout",
         type=float,
         default=120.0,
         metavar="S",
-        help="with --screenshot: give up after S seconds (default 120)",
+        help="with --screenshot or an export: give up after S seconds (default 120)",
     )
     parser.add_argument("--version", action="version", version=f"autograd-viz {__version__}")
     return parser
@@ -118,6 +134,23 @@ def kernel_main(argv: list[str]) -> int:
     app.initialize(argv)
     app.start()
     return ExitCode.OK
+
+
+def _gui_problem(args: argparse.Namespace) -> str | None:
+    """The first bad launcher flag, as one line, or None."""
+    size = window_size(args.size)
+    if isinstance(size, str):
+        return size
+    outputs = {
+        "--screenshot": args.screenshot,
+        "--export-graph": args.export_graph,
+        "--export-animation": args.export_animation,
+    }
+    if why := output_problem(outputs, args.file):
+        return why
+    if args.existing is not None and (why := existing_kernel_problem(args.existing)):
+        return why
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,11 +175,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return (check_main if argv[0] == "check" else gradcheck_main)(argv[1:])
     args = _gui_parser().parse_args(argv)
-    try:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-    except ValueError:
-        print(f"autograd-viz: --size wants WxH, e.g. 1400x860, not {args.size!r}", file=sys.stderr)
+    if (why := _gui_problem(args)) is not None:
+        print(f"autograd-viz: {why}", file=sys.stderr)
         return ExitCode.USAGE
+    width, height = window_size(args.size)
     text = None
     if args.file is not None:
         try:
