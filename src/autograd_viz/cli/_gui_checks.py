@@ -38,6 +38,8 @@ def window_size(text: str) -> tuple[int, int] | str:
 def output_problem(outputs: dict[str, Path | None], source: Path | None) -> str:
     """Why an export flag's path cannot be used (wrong kind of file, the input file, an
     unwritable folder), or ""."""
+    if clash := output_over_input(dict(outputs), [source] if source is not None else []):
+        return clash
     for flag, path in outputs.items():
         if path is None:
             continue
@@ -46,7 +48,7 @@ def output_problem(outputs: dict[str, Path | None], source: Path | None) -> str:
             return f"{flag} writes {kinds}, not {path.suffix or 'a file without a suffix'}"
         if why := unwritable(path):
             return why
-    return output_over_input(dict(outputs), [source] if source is not None else [])
+    return ""
 
 
 def existing_kernel_problem(connection: Path) -> str:

@@ -9,7 +9,11 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-__all__ = ["OneLineParser", "count", "finite", "number", "point"]
+__all__ = ["OneLineParser", "UsageError", "count", "finite", "number", "point"]
+
+
+class UsageError(SystemExit):
+    """A bad argument, already said in one line: exit 2 (main() returns it as a code)."""
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -18,7 +22,7 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Say what is wrong in one line and exit 2 (as argparse does, less the usage)."""
         print(f"{self.prog}: {message} (see --help)", file=sys.stderr)
-        raise SystemExit(2)
+        raise UsageError(2)
 
 
 def count(minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:

@@ -155,7 +155,15 @@ def _gui_problem(args: argparse.Namespace) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `autograd-viz` and `python -m autograd_viz`."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    from autograd_viz.cli._values import UsageError
+
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except UsageError:  # said in one line already
+        return ExitCode.USAGE
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "--kernel":  # a bundled app starts its kernel as itself
         return kernel_main(argv[1:])
     if argv and argv[0] == "--exercise-child":  # the exercise checker's child process
