@@ -193,7 +193,10 @@ def _free_port() -> int:
         (["--existing", "{c}"], "no kernel listens at 127.0.0.1:"),
     ],
 )
-def test_a_bad_value_is_one_line_and_exit_2(tmp_path: Path, args, says, capsys) -> None:
+def test_a_bad_value_is_one_line_and_exit_2(
+    tmp_path: Path, args, says, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr("autograd_viz.cli._gui_checks.KERNEL_WAIT_S", 0.5)
     connection = tmp_path / "kernel.json"
     connection.write_text(json.dumps({"ip": "127.0.0.1", "shell_port": _free_port()}))
     names = {"f": _file(tmp_path, TRACED), "d": tmp_path, "c": connection}

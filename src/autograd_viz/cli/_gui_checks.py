@@ -8,20 +8,23 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from pathlib import Path
 
 from autograd_viz.cli._outputs import output_over_input, unwritable
 
 MAX_SIDE = 7680  # pixels: an 8K side; 30000x30000 asked Qt for 9.1 GB
 MIN_SIDE = 200
-CONNECT_TIMEOUT_S = 2.0
+# A kernel started a moment ago (its connection file is written first) binds its ports
+# while it imports: wait this long for one before saying none listens.
+KERNEL_WAIT_S = 15.0
 _SUFFIXES = {
     "--screenshot": (".png",),
     "--export-graph": (".png", ".svg"),
     "--export-animation": (".gif",),
 }
 
-__all__ = ["MAX_SIDE", "existing_kernel_problem", "output_problem", "window_size"]
+__all__ = ["KERNEL_WAIT_S", "MAX_SIDE", "existing_kernel_problem", "output_problem", "window_size"]
 
 
 def window_size(text: str) -> tuple[int, int] | str:
@@ -66,11 +69,15 @@ def existing_kernel_problem(connection: Path) -> str:
         if not os.path.exists(socket_path):
             return f"--existing {connection}: no kernel listens at {socket_path}"
         return ""
-    try:
-        with socket.create_connection((ip, port), timeout=CONNECT_TIMEOUT_S):
-            return ""
-    except OSError:
-        return (
-            f"--existing {connection}: no kernel listens at {ip}:{port} "
-            "(has it stopped? start one with `jupyter kernel`)"
-        )
+    deadline = time.monotonic() + KERNEL_WAIT_S
+    while True:
+        try:
+            with socket.create_connection((ip, port), timeout=2.0):
+                return ""
+        except OSError:
+            if time.monotonic() > deadline:
+                return (
+                    f"--existing {connection}: no kernel listens at {ip}:{port} "
+                    f"(waited {KERNEL_WAIT_S:g} s; start one with `jupyter kernel`)"
+                )
+            time.sleep(0.2)
