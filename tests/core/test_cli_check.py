@@ -74,7 +74,10 @@ def test_list_names_every_exercise(capsys) -> None:
     [
         (["check", "nope", "{file}"], "autograd-viz check: no exercise 'nope' (choose one of"),
         (["check", "grad_of", "{missing}"], "autograd-viz: no such file:"),
-        (["check", "grad_of", "{file}", "--timeout", "0"], "autograd-viz check: --timeout must"),
+        (
+            ["check", "grad_of", "{file}", "--timeout", "0"],
+            "autograd-viz check: argument --timeout: wants a finite number > 0",
+        ),
         (["gradcheck", "{missing}", "--at", "1"], "autograd-viz: no such file:"),
         (["gradcheck", "{file}", "--at", "x"], "autograd-viz gradcheck: --at wants numbers"),
     ],

@@ -136,4 +136,6 @@ def test_processes_the_script_started_do_not_outlive_it(tmp_path: Path) -> None:
 def test_a_bad_timeout_is_a_usage_error(tmp_path: Path) -> None:
     done, _ = _trace(EXAMPLES / "lab_loss.py", "--timeout", "0")
     assert done.returncode == 2
-    assert _one_line(done.stderr) == "autograd-viz trace: --timeout wants a number of seconds > 0"
+    assert _one_line(done.stderr) == (
+        "autograd-viz trace: argument --timeout: wants a finite number > 0, not 0 (see --help)"
+    )

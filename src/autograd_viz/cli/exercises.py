@@ -22,11 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals, read_source
+from autograd_viz.cli._outputs import output_over_input, unwritable, write_text_atomic
+from autograd_viz.cli._values import OneLineParser, number
 from autograd_viz.core.learning.exercises import DEFAULT_TIMEOUT, EXERCISES
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="autograd-viz check",
         description="Run an exercise's hidden test cases on your solution file and print one "
         "line per case and the totals. Exit code 0: every case passed; 1: some failed; "
@@ -37,12 +39,16 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="name the exercises and exit")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=number(0),
         default=DEFAULT_TIMEOUT,
         metavar="S",
-        help=f"seconds for loading the file, and for each case (default {DEFAULT_TIMEOUT:g})",
+        help=f"seconds for loading the file, and for each case (default {DEFAULT_TIMEOUT:g}); "
+        "the file runs in a child process with the kernel's memory cap "
+        "(AUTOGRAD_VIZ_KERNEL_MEMORY_MB, in MB or 'off')",
     )
-    parser.add_argument("--json", dest="json_out", metavar="OUT.json", help="also write results")
+    parser.add_argument(
+        "--json", dest="json_out", metavar="OUT.json", help="also write the results (atomically)"
+    )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="print the traceback under each error"
     )
@@ -57,7 +63,7 @@ def list_exercises() -> str:
 
 def _write_json(path: str, data: dict) -> bool:
     try:
-        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        write_text_atomic(path, json.dumps(data, indent=1) + "\n")
     except OSError as exc:
         print(f"autograd-viz: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False
@@ -80,6 +86,18 @@ def _children_of_ours(command: str) -> Iterator[None]:
         raise
 
 
+def _output_problem(json_out: str | None, file: Path) -> str:
+    """Why the run cannot go ahead: --json is the solution file, or its folder is missing
+    or read-only, or the memory cap's setting is malformed; "" when it can."""
+    from autograd_viz.core.kernel.limits import memory_limit
+
+    try:
+        memory_limit()
+    except ValueError as exc:
+        return str(exc)
+    return output_over_input({"--json": json_out}, [file]) or unwritable(json_out)
+
+
 def check_main(argv: list[str]) -> int:
     """`autograd-viz check`: an exercise's hidden cases against a solution file."""
     parser = _check_parser()
@@ -96,8 +114,8 @@ def check_main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return ExitCode.USAGE
-    if not args.timeout > 0:
-        print("autograd-viz check: --timeout must be > 0", file=sys.stderr)
+    if why := _output_problem(args.json_out, args.file):
+        print(f"autograd-viz check: {why}", file=sys.stderr)
         return ExitCode.USAGE
     try:
         source = read_source(args.file)
@@ -122,7 +140,7 @@ def check_main(argv: list[str]) -> int:
 def _gradcheck_parser() -> argparse.ArgumentParser:
     from autograd_viz.core.learning.gradcheck import ATOL, EPS, RTOL
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="autograd-viz gradcheck",
         description="Check a function's gradients: central finite differences in float64 "
         "next to autograd, for every entry, as torch.autograd.gradcheck tests them. Exit "
@@ -140,11 +158,24 @@ def _gradcheck_parser() -> argparse.ArgumentParser:
         help="one argument's value: 3, or 1.0,2.0 for a vector, or a JSON nested list; "
         "repeat for each argument (write --at=-1,2 when it starts with a minus)",
     )
-    parser.add_argument("--eps", type=float, default=EPS, help=f"step (default {EPS:g})")
-    parser.add_argument("--atol", type=float, default=ATOL, help=f"default {ATOL:g}")
-    parser.add_argument("--rtol", type=float, default=RTOL, help=f"default {RTOL:g}")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="default 30")
-    parser.add_argument("--json", dest="json_out", metavar="OUT.json", help="also write results")
+    parser.add_argument("--eps", type=number(0), default=EPS, help=f"step > 0 (default {EPS:g})")
+    parser.add_argument(
+        "--atol", type=number(0, strict=False), default=ATOL, help=f"≥ 0 (default {ATOL:g})"
+    )
+    parser.add_argument(
+        "--rtol", type=number(0, strict=False), default=RTOL, help=f"≥ 0 (default {RTOL:g})"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=number(0),
+        default=30.0,
+        metavar="S",
+        help="seconds for loading the file and for the check (default 30); the file runs in "
+        "a child process with the kernel's memory cap (AUTOGRAD_VIZ_KERNEL_MEMORY_MB)",
+    )
+    parser.add_argument(
+        "--json", dest="json_out", metavar="OUT.json", help="also write the results (atomically)"
+    )
     return parser
 
 
@@ -153,6 +184,9 @@ def gradcheck_main(argv: list[str]) -> int:
     from autograd_viz.core.learning.gradcheck import parse_value
 
     args = _gradcheck_parser().parse_args(argv)
+    if why := _output_problem(args.json_out, args.file):
+        print(f"autograd-viz gradcheck: {why}", file=sys.stderr)
+        return ExitCode.USAGE
     try:
         at = [parse_value(value) for value in args.at]
     except ValueError:

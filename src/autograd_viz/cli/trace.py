@@ -45,6 +45,14 @@ from autograd_viz.cli._common import (
     shadowing_file,
     split_script_args,
 )
+from autograd_viz.cli._outputs import (
+    absolute_output,
+    output_over_input,
+    real_stdout,
+    unwritable,
+    write_text_atomic,
+)
+from autograd_viz.cli._values import OneLineParser, count, number
 from autograd_viz.core.platform.process_tree import (
     RUN_MARK,
     end_processes,
@@ -282,18 +290,16 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
         # Without -P (Python 3.10) `python -m` put the working directory first: replace it.
         replace_first_path=not getattr(sys.flags, "safe_path", False) and not is_frozen(),
     )
-    redirect = (
-        contextlib.redirect_stdout(sys.stderr)
-        if args.json_out is None
-        else (contextlib.nullcontext())
-    )
+    # Trace JSON on stdout: fd 1 is stderr while the script runs (even os.write(1, …) and
+    # its subprocesses cannot corrupt the JSON); the JSON goes to the real stdout after.
+    redirect = real_stdout() if args.json_out is None else contextlib.nullcontext(sys.stdout)
 
     def phase(name: str) -> None:
         with status.open("a", encoding="utf-8") as out:
             out.write(f"{name} {token}\n")
 
     phase(_STARTED)
-    with redirect, script:
+    with redirect as stdout, script:
         trace = run_source(
             code,
             str(args.file),
@@ -304,10 +310,10 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
         )
     phase(_RAN)
     if args.json_out is None:
-        sys.stdout.write(trace.to_json(indent=1) + "\n")
+        stdout.write(trace.to_json(indent=1) + "\n")
     else:
         try:
-            trace.save(args.json_out)
+            write_text_atomic(args.json_out, trace.to_json(indent=1))
         except OSError as exc:
             print(f"autograd-viz: cannot write {args.json_out}: {exc.strerror}", file=sys.stderr)
             return finish(ExitCode.USAGE)
@@ -316,7 +322,8 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
             f"{len(trace.errors)} errors -> {args.json_out}",
             file=sys.stderr,
         )
-    sys.stdout.flush()
+    with contextlib.suppress(OSError, ValueError):  # the script may have closed stdout
+        stdout.flush()
     if is_out_of_memory(trace.error):
         line = trace.error.get("line")
         where = f"{args.file}" + (f", line {line}," if line else "")
@@ -331,7 +338,7 @@ def trace_here(args: argparse.Namespace, code: str) -> int:
 
 
 def _trace_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="autograd-viz trace",
         description="Run a PyTorch script headless and write the autograd trace as JSON. "
         "The script runs in a child process. Exit code 0: ran cleanly; 1: the script "
@@ -347,18 +354,20 @@ def _trace_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", help="the Python script to run")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=number(0),
         default=None,
         metavar="S",
-        help="stop the script after S seconds of running (default: no limit)",
+        help="stop the script after S seconds of running (default: no limit; starting "
+        "Python and importing torch are not counted). The script runs with the kernel's "
+        "memory cap (AUTOGRAD_VIZ_KERNEL_MEMORY_MB, in MB or 'off')",
     )
     parser.add_argument("--child-status", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--json",
         dest="json_out",
         metavar="OUT.json",
-        help="where to write the trace (default: standard output, with the "
-        "script's own prints sent to standard error)",
+        help="where to write the trace, atomically, never over FILE (default: standard "
+        "output, with everything the script writes to its stdout sent to standard error)",
     )
     parser.add_argument(
         "--device",
@@ -369,14 +378,14 @@ def _trace_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--max-events",
-        type=int,
+        type=count(1),
         default=None,
         metavar="N",
         help="stop recording events after N, letting the script run on (default 50000)",
     )
     parser.add_argument(
         "--max-nodes",
-        type=int,
+        type=count(1),
         default=None,
         metavar="N",
         help="give ids to at most N autograd nodes (default 20000)",
@@ -401,9 +410,13 @@ def trace_main(argv: list[str]) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return ExitCode.USAGE
-    if args.timeout is not None and not args.timeout > 0:
-        print("autograd-viz trace: --timeout wants a number of seconds > 0", file=sys.stderr)
+    if clash := output_over_input({"--json": args.json_out}, [args.file]):
+        print(f"autograd-viz trace: {clash}", file=sys.stderr)
         return ExitCode.USAGE
+    if why := unwritable(args.json_out):
+        print(f"autograd-viz trace: {why}", file=sys.stderr)
+        return ExitCode.USAGE
+    args.json_out = absolute_output(args.json_out)  # before the script can os.chdir
 
     if args.child_status is None:
         return run_in_child(ours, script_args, args.file, args.timeout)

@@ -12,6 +12,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from autograd_viz import __version__
+from autograd_viz.core.platform.atomic_files import write_bytes_via
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.core.platform.user_data import startup_notes
 from autograd_viz.resources import ICON
@@ -92,8 +93,8 @@ class HeadlessJob:
     @staticmethod
     def _save(path: Path, write) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not write(path):
-            raise OSError(f"could not write {path}")
+        # Atomic: an interrupted save leaves the old file whole, never half a PNG.
+        write_bytes_via(path, lambda tmp: bool(write(tmp)))
         print(f"autograd-viz: saved {path}", file=sys.stderr)
 
     def _animation_done(self, ok: bool, message: str) -> None:

@@ -46,6 +46,10 @@ class _LossOfModel(nn.Module):
         return self._loss_fn()
 
 
+class NoParameters(ValueError):
+    """The model has no parameters that require grad: there is no landscape to draw."""
+
+
 def loss_of_parameters(model: nn.Module, loss_fn: Callable[[], torch.Tensor]) -> ParamsLoss:
     """`loss_fn()` as a function of the model's parameters (a name → tensor dict)."""
     holder = _LossOfModel(model, loss_fn)
@@ -275,7 +279,7 @@ def model_landscape(
         loss = loss_of_parameters(model, loss_fn)
         centre = parameters_of(model)
         if not centre:
-            raise ValueError("the model has no parameters")
+            raise NoParameters("the model has no parameters")
         d1, d2, zeroed = random_directions(centre, seed, bias_mode)
         snapshots, losses, grad_norms = train_path(loss, centre, learning_rate, steps)
         coords, share = project(snapshots, centre, d1, d2)

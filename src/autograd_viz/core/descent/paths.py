@@ -370,7 +370,22 @@ def user_function(source: str, filename: str = "<loss>") -> LossFn:
     fn = namespace.get("loss")
     if not callable(fn):
         raise ValueError(f"{filename} defines no function loss(w, b)")
-    return fn
+
+    def checked(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        # The paths hold one loss per (w, b): say so in the learner's words, not torch's.
+        out = fn(w, b)
+        if not isinstance(out, torch.Tensor):
+            raise ValueError(
+                f"loss(w, b) in {filename} returned a {type(out).__name__}, not a tensor"
+            )
+        if out.numel() != w.numel():
+            raise ValueError(
+                f"loss(w, b) in {filename} returned a tensor of shape {list(out.shape)}, "
+                "not one number (reduce it, e.g. with .sum())"
+            )
+        return out.reshape(w.shape)
+
+    return checked
 
 
 def run_descent(

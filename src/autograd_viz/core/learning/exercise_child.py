@@ -16,6 +16,7 @@ pipe too, so the parent trusts nothing from it but well-formed values. See
 from __future__ import annotations
 
 import builtins
+import contextlib
 import faulthandler
 import inspect
 import json
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autograd_viz.core.kernel.limits import apply_process_limits
 from autograd_viz.core.learning.exercise_values import encode
 from autograd_viz.core.learning.exercises import Case, get_exercise
 
@@ -164,6 +166,9 @@ def main() -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # from here on, anything written to stdout lands in stderr
     faulthandler.enable()  # a segfault prints the learner's line before the process dies
+    # The kernel's and `trace`'s memory cap (the parent checked the setting parses).
+    with contextlib.suppress(ValueError):
+        apply_process_limits()
 
     def send(message: dict[str, Any]) -> None:
         protocol.write(json.dumps(message, default=str) + "\n")

@@ -12,6 +12,7 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
 
+from autograd_viz.core.platform.atomic_files import write_bytes_via
 from autograd_viz.core.playback.player import BACKWARD, FORWARD, Player
 
 MAX_FRAMES = 600  # a longer replay is sampled evenly down to this many frames
@@ -108,13 +109,17 @@ class AnimationExporter(QObject):
                 palette = [
                     f.convert("P", palette=Image.Palette.ADAPTIVE, colors=128) for f in frames
                 ]
-                palette[0].save(
+                write_bytes_via(  # atomic: a failed encode leaves no half GIF behind
                     path,
-                    save_all=True,
-                    append_images=palette[1:],
-                    duration=durations,
-                    loop=0,
-                    optimize=False,
+                    lambda tmp: palette[0].save(
+                        tmp,
+                        format="GIF",
+                        save_all=True,
+                        append_images=palette[1:],
+                        duration=durations,
+                        loop=0,
+                        optimize=False,
+                    ),
                 )
             except Exception as exc:  # disk full, bad path: say so
                 self.finished.emit(False, f"could not write {path}: {exc}")
