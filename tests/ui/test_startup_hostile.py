@@ -53,7 +53,7 @@ def test_the_window_starts_on_a_hostile_data_folder_and_says_so(qtbot) -> None:
         (["--timeout", "0"], "not 0"),
         (["--timeout", "1e12"], "not 1e+12"),
         (["--step", "0", "--run"], "--step counts from 1"),
-        (["--size", "0x500"], "--size wants sides between 1 and"),
+        (["--size", "0x500"], "--size wants each side from 200 to 7680 pixels"),
     ],
 )
 def test_a_bad_gui_flag_exits_2_with_one_line(argv, said, capsys, monkeypatch) -> None:
