@@ -211,3 +211,18 @@ def test_a_torch_py_that_hides_pytorch_is_named(tmp_path: Path) -> None:
 def test_shadowing_file_says_nothing_for_the_real_torch() -> None:
     assert shadowing_file("torch") is None
     assert process_start(os.getpid()) is not None
+
+
+def test_a_setsid_daemon_does_not_outlive_descent(tmp_path: Path) -> None:
+    """descent and landscape run the file in a watched child too: what it starts ends with
+    the command."""
+    pidfile = tmp_path / "daemon.pid"
+    loss_file = tmp_path / "loss.py"
+    loss_file.write_text(
+        textwrap.dedent(DAEMON.format(pidfile=str(pidfile), seconds=300))
+        + "\ndef loss(w, b):\n    return (w - 3) ** 2 + (b + 2) ** 2\n"
+    )
+    done, seconds = _run("descent", "--function", str(loss_file), "--steps", "3", tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _gone_soon(_pid_from(pidfile, within=1))
+    assert seconds < 60

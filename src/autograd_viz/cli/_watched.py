@@ -16,7 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from autograd_viz.cli._common import ExitCode
+from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals
+from autograd_viz.core.platform.process_tree import (
+    RUN_MARK,
+    end_processes,
+    new_run_mark,
+    reaping_orphans,
+)
 from autograd_viz.core.platform.self_command import self_command
 
 STARTUP_LIMIT_S = 120.0  # starting Python and importing torch
@@ -61,12 +67,19 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 def run_watched(command: str, argv: list[str], file: Path, timeout: float | None) -> int:
     """Run `autograd-viz COMMAND argv --child-status …` in a child; its exit code, or a
-    one-line message and TIMEOUT, CRASHED or OUT_OF_MEMORY."""
+    one-line message and TIMEOUT, CRASHED or OUT_OF_MEMORY. As `trace` does, it ends every
+    process the file started (a double-forked daemon too) and SIGTERM/SIGHUP stop the child."""
+    with reaping_orphans(), ended_by_signals():
+        return _run_watched(command, argv, file, timeout)
+
+
+def _run_watched(command: str, argv: list[str], file: Path, timeout: float | None) -> int:
     prog = f"autograd-viz {command}"
     handle, status = tempfile.mkstemp(prefix=f"autograd-viz-{command}-", suffix=".status")
     os.close(handle)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    mark = env[RUN_MARK] = new_run_mark()  # whatever the file starts inherits it
     process = subprocess.Popen(
         self_command(command, *argv, "--child-status", status),
         stdin=subprocess.DEVNULL,
@@ -100,9 +113,16 @@ def run_watched(command: str, argv: list[str], file: Path, timeout: float | None
     except KeyboardInterrupt:
         print(f"{prog}: {file}: interrupted", file=sys.stderr)
         return 130
+    except Terminated as stop:
+        print(
+            f"{prog}: {file}: stopped by {signal.Signals(int(stop.code) - 128).name}",
+            file=sys.stderr,
+        )
+        return int(stop.code)
     finally:
         _kill_group(process)
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             process.wait(timeout=10)
+        end_processes(mark)
         with contextlib.suppress(OSError):
             os.unlink(status)
