@@ -183,13 +183,17 @@ def test_make_run_and_make_test_check_first_and_ci_uses_the_same_script(tmp_path
     venv = tmp_path / "fresh-venv"
 
     def dry(target: str) -> list[str]:
+        # Under an outer make (.ci/run's `make test`) MAKELEVEL makes this one print
+        # "make[1]: Entering directory …" first: run it as a make of its own.
+        env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
         done = subprocess.run(
-            ["make", "-n", target, f"VENV={venv}"],
+            ["make", "--no-print-directory", "-n", target, f"VENV={venv}"],
             cwd=ROOT,
             capture_output=True,
             text=True,
             timeout=60,
             check=True,
+            env=env,
         )
         return done.stdout.splitlines()
 
