@@ -6,7 +6,7 @@ import gc
 
 import pytest
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QColor, QFontDatabase, QFontInfo
+from PySide6.QtGui import QColor, QFontDatabase, QFontInfo, QPainter
 from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, LEAF, OPERATION
@@ -17,6 +17,23 @@ from autograd_viz.ui.graph._edges_item import _room_beside, short_op_name
 from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
 from autograd_viz.ui.graph.player_bar import SLIDER_MIN_WIDTH
+
+
+class _Recording(QPainter):
+    """A real painter that also keeps the texts and rounded boxes it was asked to draw."""
+
+    def __init__(self, device) -> None:
+        super().__init__(device)
+        self.texts: list[str] = []
+        self.boxes: list = []
+
+    def drawText(self, *args) -> None:  # Qt's own name
+        self.texts.append(str(args[-1]))
+        super().drawText(*args)
+
+    def drawRoundedRect(self, rect, *args) -> None:  # Qt's own name
+        self.boxes.append(rect)
+        super().drawRoundedRect(rect, *args)
 
 
 def _canvas(qtbot) -> GraphCanvas:
@@ -208,20 +225,9 @@ def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
 
 
 def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) -> None:
-    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtGui import QImage
 
     from tests.core.test_module_groups import SEQUENTIAL
-
-    class Recording(QPainter):
-        """A real painter that also keeps the texts it was asked to draw."""
-
-        def __init__(self, device) -> None:
-            super().__init__(device)
-            self.texts: list[str] = []
-
-        def drawText(self, *args) -> None:  # Qt's own name
-            self.texts.append(str(args[-1]))
-            super().drawText(*args)
 
     trace = run_source(SEQUENTIAL)
     canvas = _canvas(qtbot)
@@ -230,7 +236,7 @@ def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) ->
     assert canvas.module_of(relu) == "model.1"
     assert "inside model.1 (double-click to collapse)" in canvas._tooltip(0, 0, relu)
     image = QImage(900, 600, QImage.Format.Format_ARGB32)
-    painter = Recording(image)
+    painter = _Recording(image)
     screen = {k: canvas.widget_position(k) for k in canvas.graph.nodes}
     canvas._overlay._paint_groups(painter, screen)
     painter.end()
@@ -365,18 +371,9 @@ def test_a_1000_by_650_window_fits_every_tab_and_the_inspector(qtbot, tmp_path) 
 def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
     """At a zoom too small for labels, a frame sized for the hidden labels would overlap
     its neighbours' frames."""
-    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtGui import QImage
 
     from tests.core.test_module_groups import SEQUENTIAL
-
-    class Recording(QPainter):
-        def __init__(self, device) -> None:
-            super().__init__(device)
-            self.boxes: list = []
-
-        def drawRoundedRect(self, rect, *args) -> None:  # Qt's own name
-            self.boxes.append(rect)
-            super().drawRoundedRect(rect, *args)
 
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source(SEQUENTIAL))
@@ -384,7 +381,7 @@ def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
     frames = {}
     for labelled in (True, False):
         image = QImage(900, 600, QImage.Format.Format_ARGB32)
-        painter = Recording(image)
+        painter = _Recording(image)
         canvas._overlay._paint_groups(painter, {k: QPointF(p) for k, p in screen.items()}, labelled)
         painter.end()
         frames[labelled] = painter.boxes
@@ -398,18 +395,9 @@ def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
 def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
     """A 1000x650 window leaves the graph ~350 px: rows too close for a tensor's value
     and .grad lines still draw each node's name (and fit keeps room for just that)."""
-    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtGui import QImage
 
     from autograd_viz.resources import EXAMPLES
-
-    class Recording(QPainter):
-        def __init__(self, device) -> None:
-            super().__init__(device)
-            self.texts: list[str] = []
-
-        def drawText(self, *args) -> None:  # Qt's own name
-            self.texts.append(str(args[-1]))
-            super().drawText(*args)
 
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8")))
@@ -420,7 +408,7 @@ def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
     overlay = canvas._overlay
     assert overlay.labels_fit() and overlay.names_only(), overlay.last_spacing_px
     image = QImage(620, 350, QImage.Format.Format_ARGB32)
-    painter = Recording(image)
+    painter = _Recording(image)
     overlay._paint_labels(
         painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
     )
