@@ -20,7 +20,9 @@ def _trace():
 def test_each_linear_layer_is_a_group_with_its_parameters() -> None:
     trace = _trace()
     drawn = drawn_graph(trace)
-    assert set(drawn.groups) == {"model.0", "model.1", "model.2"}  # the ReLU's too
+    # Nested as they ran: the Sequential holds its three layers (the ReLU's too).
+    assert set(drawn.groups) == {"model", "model.0", "model.1", "model.2"}
+    assert {drawn.folds[k].parent for k in ("model.0", "model.1", "model.2")} == {"model"}
     names = {k: n.title for k, n in drawn.nodes.items()}
     first = sorted(names[k] for k in drawn.groups["model.0"])
     assert first == [
@@ -39,7 +41,7 @@ def test_collapse_replaces_members_and_keeps_a_dag() -> None:
     full = drawn_graph(trace)
     folded = drawn_graph(trace, {"model.0"})
     box = folded.nodes["m:model.0"]
-    assert box.kind == MODULE and box.title == "model.0" and "6 nodes" in box.detail
+    assert box.kind == MODULE and box.title == "model.0" and "Linear · 6 nodes" in box.detail
     assert not set(full.groups["model.0"]) & set(folded.nodes)
     assert len(folded.nodes) == len(full.nodes) - 6 + 1
     assert set(folded.alias) == set(full.groups["model.0"])
@@ -47,6 +49,11 @@ def test_collapse_replaces_members_and_keeps_a_dag() -> None:
     assert nx.is_directed_acyclic_graph(g)
     assert all(folded.nodes[u].x < folded.nodes[v].x for u, v in folded.edges)
     assert "model.0" not in folded.groups and "model.2" in folded.groups
+    # The box says what it is: its name, class, the shapes in and out, its parameters.
+    lines = folded.box_text["m:model.0"]
+    assert lines[:3] == ["model.0", "Linear", "[8, 3] → [8, 4]"] and lines[3].startswith(
+        "16 params"
+    )
     assert build_graph(trace).number_of_nodes() == len(full.nodes)
 
 
@@ -74,13 +81,13 @@ loss.backward()
 
 
 def _frames(drawn) -> dict[str, tuple[float, float, float, float]]:
-    """Each open module's frame in layout units: left, right, bottom, top."""
-    frames = {}
-    for path, members in drawn.groups.items():
-        xs = [drawn.nodes[m].x for m in members]
-        ys = [drawn.nodes[m].y for m in members]
-        frames[path] = (min(xs), max(xs), min(ys), max(ys))
-    return frames
+    """Each open module's frame in layout units: left, bottom, right, top."""
+    return dict(drawn.frames)
+
+
+def _inside(rect, x: float, y: float) -> bool:
+    left, bottom, right, top = rect
+    return left < x < right and bottom < y < top
 
 
 def test_module_frames_neither_overlap_nor_cover_other_nodes() -> None:
@@ -90,23 +97,22 @@ def test_module_frames_neither_overlap_nor_cover_other_nodes() -> None:
         assert len(frames) >= 2
         paths = sorted(frames)
         for i, a in enumerate(paths):
-            left, right, bottom, top = frames[a]
+            left, bottom, right, top = frames[a]
             for b in paths[i + 1 :]:
-                l2, r2, b2, t2 = frames[b]
-                apart_x = right < l2 or r2 < left
-                apart_y = top < b2 - 0.5 or t2 < bottom - 0.5  # at least a row between
-                assert apart_x or apart_y, (a, b)
+                l2, b2, r2, t2 = frames[b]
+                nested = b.startswith(a + ".") or a.startswith(b + ".")
+                apart = right < l2 or r2 < left or top < b2 or t2 < bottom
+                assert nested or apart, (a, b)
             for key, node in drawn.nodes.items():
-                if key not in drawn.groups[a]:
-                    inside = left <= node.x <= right and bottom <= node.y <= top
-                    assert not inside, (a, node.title)
+                assert _inside(frames[a], node.x, node.y) == (key in drawn.groups[a]), (a, key)
         positions = [(n.x, n.y) for n in drawn.nodes.values()]
         assert len(set(positions)) == len(positions)
 
 
-def test_a_model_reads_from_its_first_module_down() -> None:
+def test_a_model_reads_from_its_first_module_on() -> None:
     frames = _frames(drawn_graph(_trace()))
-    assert frames["model.0"][3] > frames["model.2"][3]  # model.0 is higher on the page
+    assert frames["model.0"][2] < frames["model.1"][0]  # model.0 ends before model.1 starts
+    assert frames["model.1"][2] < frames["model.2"][0]
 
 
 SEQUENTIAL = """
@@ -130,7 +136,7 @@ def _relu_node(trace) -> str:
 def test_a_module_without_parameters_is_framed_like_the_others() -> None:
     trace = run_source(SEQUENTIAL)
     drawn = drawn_graph(trace)
-    assert set(drawn.groups) == {"model.0", "model.1", "model.2"}  # all inside `model`
+    assert set(drawn.groups) == {"model", "model.0", "model.1", "model.2"}
     relu = _relu_node(trace)
     namespace: dict = {}
     exec(SEQUENTIAL, namespace)  # torch names the node nn.ReLU's op makes
@@ -140,9 +146,9 @@ def test_a_module_without_parameters_is_framed_like_the_others() -> None:
     assert not set(drawn.groups["model.1"]) & (
         set(drawn.groups["model.0"]) | set(drawn.groups["model.2"])
     )
-    # The model reads from the top down in the order its modules ran.
+    # The model reads from the left in the order its modules ran.
     frames = _frames(drawn)
-    assert frames["model.0"][3] > frames["model.1"][3] > frames["model.2"][3]
+    assert frames["model.0"][0] < frames["model.1"][0] < frames["model.2"][0]
 
 
 def test_a_one_op_module_collapses_to_a_true_box_and_opens_again() -> None:
@@ -151,7 +157,7 @@ def test_a_one_op_module_collapses_to_a_true_box_and_opens_again() -> None:
     relu = _relu_node(trace)
     folded = drawn_graph(trace, {"model.1"})
     box = folded.nodes["m:model.1"]
-    assert box.kind == MODULE and box.title == "model.1" and box.detail.startswith("1 node ")
+    assert box.kind == MODULE and box.title == "model.1" and box.detail == "ReLU · 1 node"
     assert folded.alias == {relu: "m:model.1"} and relu not in folded.nodes
     assert len(folded.nodes) == len(full.nodes)
     # The box stands where the node stood: the same edges, with the node's name changed.
@@ -159,7 +165,7 @@ def test_a_one_op_module_collapses_to_a_true_box_and_opens_again() -> None:
     assert sorted(folded.edges) == sorted(
         (rename.get(u, u), rename.get(v, v)) for u, v in full.edges
     )
-    assert set(folded.groups) == {"model.0", "model.2"}
+    assert set(folded.groups) == {"model", "model.0", "model.2"}
     player = Player(trace, folded)
     player.set_mode(BACKWARD)
     ran = [

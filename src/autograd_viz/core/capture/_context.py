@@ -23,6 +23,14 @@ class ModuleAndOptimizerHooks:
         self.namespace = namespace
         self._stack: list[str] = []
         self._shared: list[str] | None = None  # the list events of the current stack share
+        # Per stack entry, which call of a module it is (numbered in the order calls
+        # began): two calls of one module (an RNN cell in a loop) are told apart.
+        self._call_stack: list[int] = []
+        self._shared_calls: list[int] | None = None
+        self._calls_begun = 0
+        # Every module path called, with its class and how many parameter numbers it
+        # holds (its own and its children's), in the order first called.
+        self.modules: dict[str, dict[str, Any]] = {}
         self._names: dict[int, str] = {}
         self._handles: list[Any] = []
         # Per step() running now (one may run another's: a Lookahead wrapping SGD), the
@@ -60,6 +68,12 @@ class ModuleAndOptimizerHooks:
             self._shared = list(self._stack)
         return self._shared
 
+    def module_calls(self) -> list[int]:
+        """Per entry of `module_stack`, the number of that module call (shared like it)."""
+        if self._shared_calls is None:
+            self._shared_calls = list(self._call_stack)
+        return self._shared_calls
+
     def module_name(self, module: torch.nn.Module) -> str:
         """`model.0` for a module reachable from the user's variables, else its class name."""
         name = self._names.get(id(module))
@@ -76,15 +90,23 @@ class ModuleAndOptimizerHooks:
     def _enter_module(self, module: torch.nn.Module, args: Any) -> None:
         if _is_compiling():
             return
-        self._stack.append(self.module_name(module))
-        self._shared = None
+        path = self.module_name(module)
+        self._stack.append(path)
+        self._call_stack.append(self._calls_begun)
+        self._calls_begun += 1
+        self._shared = self._shared_calls = None
+        if path not in self.modules:
+            with torch._C.DisableTorchFunction():
+                count = sum(p.numel() for p in module.parameters())
+            self.modules[path] = {"class": type(module).__name__, "parameters": count}
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if _is_compiling():
             return
         if self._stack:
             self._stack.pop()
-        self._shared = None
+            self._call_stack.pop()
+        self._shared = self._shared_calls = None
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> Any:
         if _is_compiling():

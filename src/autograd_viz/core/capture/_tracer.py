@@ -239,6 +239,8 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
+        if event["modules"]:
+            event["calls"] = self.context.module_calls()
         if unwritten:
             event["uninitialised"] = True
         if len(outputs) == 1 and not inplace:

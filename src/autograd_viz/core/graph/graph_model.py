@@ -8,13 +8,14 @@ drawn exactly once.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
-from autograd_viz.core.graph.module_groups import MODULE, collapse, module_groups
+from autograd_viz.core.graph.folding import Folding, box_lines
+from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
 from autograd_viz.core.trace.events import BackwardEvent, HistoryBreakEvent, OpEvent
@@ -64,6 +65,18 @@ class DrawnGraph:
     groups: dict[str, list[str]] = field(default_factory=dict)  # open module path -> members
     alias: dict[str, str] = field(default_factory=dict)  # member of a collapsed module -> box
     keys: dict[str, str] = field(default_factory=dict)  # drawn id -> key stable across runs
+    # Folding (module calls, repeats, loops; see folding.py). `collapsed`: the groups
+    # drawn as boxes; `frames`: each open group's frame (left, bottom, right, top in
+    # layout units); `boxes`: each box's rectangle; `box_text`: the lines a box shows;
+    # `short`: labels drawn shorter than the title (a parameter inside its module's
+    # frame: `weight`); `folds`: every group of the picture, open or not.
+    collapsed: frozenset[str] = frozenset()
+    frames: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    boxes: dict[str, tuple[float, float, float, float]] = field(default_factory=dict)
+    box_text: dict[str, list[str]] = field(default_factory=dict)
+    short: dict[str, str] = field(default_factory=dict)
+    folds: dict[str, Any] = field(default_factory=dict)
+    folding: Any = field(default=None, repr=False, compare=False)
 
     def heights(self) -> dict[str, float]:
         """Stable key -> y, to keep this picture's order in the next one."""
@@ -398,32 +411,87 @@ def stable_keys(g: nx.MultiDiGraph) -> dict[str, str]:
 
 def drawn_graph(
     trace: Trace,
-    collapsed: set[str] | frozenset[str] = frozenset(),
+    collapsed: Iterable[str] | None = frozenset(),
     previous: dict[str, float] | None = None,
+    folding: Folding | None = None,
+    choices: Mapping[str, bool] | None = None,
 ) -> DrawnGraph:
-    """Everything a canvas needs to draw a trace's graph; modules in `collapsed` (paths
-    such as `model.0`) are drawn as one box each. `previous` maps stable keys to the
-    heights they had in the last picture, to keep that picture's order."""
+    """Everything a canvas needs to draw a trace's graph; groups in `collapsed` (module
+    paths such as `model.0`, loops such as `loop@7`) are drawn as one box each; None
+    folds what a first look needs (the picture's budget, `choices` of the learner's
+    applied on top). `previous` maps stable keys to the heights they had in the last
+    picture, to keep that picture's order. `folding`: the one an earlier picture of this
+    trace made (it keeps the blocks it laid out)."""
     # The graph is tens of thousands of small objects built beside a trace of as many:
     # at the collector's default thresholds its full passes cost a tenth of a 10,000-node
     # layout (measured), the more so once the trace's events are typed.
     with collections_postponed():
-        return _drawn_graph(trace, collapsed, previous)
+        if folding is None or folding.trace is not trace:
+            g = build_graph(trace)
+            _add_outside_autograd(trace, g)
+            folding = Folding(trace, g)
+        if folding.foldable:
+            if collapsed is None:
+                collapsed = folding.default_folded(choices=choices or {})
+            return _folded_graph(trace, folding, set(collapsed))
+        return _drawn_graph(trace, folding.base.copy(), previous, folding)
+
+
+def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnGraph:
+    """The picture of a graph with groups: nested frames and boxes, laid out by level."""
+    g, alias, boxes, folded = folding.contract(collapsed)
+    for box, key in boxes.items():
+        info = folding.info[key]
+        members = len(folding.tree.members(key))
+        nodes = "1 node" if members == 1 else f"{members:,} nodes"
+        detail = f"{info.detail} · {nodes}" if info.detail else nodes
+        g.nodes[box]["item"] = DrawnNode(box, MODULE, folding.tree.groups[key].title, detail)
+    placed = folding.place(g, boxes)
+    drawn = DrawnGraph()
+    drawn.keys = stable_keys(g)
+    for v, data in g.nodes(data=True):
+        item: DrawnNode = data["item"]
+        item.x, item.y = placed.positions[v]
+        drawn.nodes[v] = item
+    drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
+    drawn.feeds = dict(folding.base.graph.get("feeds", {}))
+    drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
+    drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
+    drawn.alias = alias
+    drawn.collapsed = frozenset(folded)  # the hidden ones too: opening a box opens one level
+    drawn.frames = placed.frames
+    drawn.boxes = placed.boxes
+    drawn.box_text = {box: box_lines(folding, key, g) for box, key in boxes.items()}
+    drawn.folds = folding.info
+    drawn.folding = folding
+    tree = folding.tree
+    groups: dict[str, list[str]] = {key: [] for key in placed.frames}
+    for v in drawn.nodes:
+        key = tree.groups[boxes[v]].parent if v in boxes else tree.owner.get(v)
+        while key:  # every open group it sits in, the root left out
+            if key in groups:
+                groups[key].append(v)
+            key = tree.groups[key].parent
+    drawn.groups = {key: sorted(members) for key, members in groups.items()}
+    for v, item in drawn.nodes.items():
+        home = tree.owner.get(v)
+        path = tree.groups[home].path if home in tree.groups else None
+        if path and item.title.startswith(path + ".") and item.kind in (LEAF, CONSTANT):
+            drawn.short[v] = item.title[len(path) + 1 :]
+    return drawn
 
 
 def _drawn_graph(
-    trace: Trace, collapsed: set[str] | frozenset[str], previous: dict[str, float] | None
+    trace: Trace,
+    g: nx.MultiDiGraph,
+    previous: dict[str, float] | None,
+    folding: Folding,
 ) -> DrawnGraph:
-    g = build_graph(trace)
-    _add_outside_autograd(trace, g)
-    groups = module_groups(trace, g)
-    alias = collapse(g, groups, set(collapsed), _module_box)
     keys = stable_keys(g)
     hint = None
     if previous:
         hint = {v: previous[keys[v]] for v in g.nodes if keys[v] in previous}
-    owner = {v: path for path, members in groups.items() for v in members if v in g}
-    positions = layered_layout(g, hint=hint, groups=owner)
+    positions = layered_layout(g, hint=hint)
     drawn = DrawnGraph()
     drawn.keys = keys
     for v, data in g.nodes(data=True):
@@ -434,15 +502,5 @@ def _drawn_graph(
     drawn.feeds = dict(g.graph.get("feeds", {}))
     drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
     drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
-    drawn.alias = alias
-    drawn.groups = {
-        path: sorted(members & drawn.nodes.keys())
-        for path, members in groups.items()
-        if f"m:{path}" not in drawn.nodes
-    }
+    drawn.folding = folding
     return drawn
-
-
-def _module_box(box: str, path: str, count: int) -> DrawnNode:
-    nodes = "1 node" if count == 1 else f"{count} nodes"
-    return DrawnNode(box, MODULE, path, f"{nodes} (double-click to open)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import sys
@@ -14,7 +15,11 @@ import torch
 
 from autograd_viz.core.capture import DEFAULT_MAX_EVENTS, Registry, Tracer
 from autograd_viz.core.capture.graph_capture import DEFAULT_MAX_NODES, EarlierTensors, capture_graph
-from autograd_viz.core.kernel.script_context import exit_status, recursion_headroom
+from autograd_viz.core.kernel.script_context import (
+    exit_status,
+    loop_statements,
+    recursion_headroom,
+)
 from autograd_viz.core.kernel.torch_state import default_device_set
 from autograd_viz.core.trace import Trace
 
@@ -118,7 +123,8 @@ def run_source(
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     started = time.perf_counter()
     try:
-        compiled = compile(code, filename, "exec")
+        compiled_tree = ast.parse(code, filename)
+        compiled = compile(compiled_tree, filename, "exec")
     except SyntaxError as exc:
         event = _error_event(exc, None, filename)
         event["traceback"] = "".join(traceback.format_exception_only(type(exc), exc))
@@ -169,4 +175,6 @@ def run_source(
             "and the script ran on to the end."
         )
     trace.error = trace.errors[0] if trace.errors else None
+    trace.modules = dict(tracer.context.modules)
+    trace.loops = loop_statements(compiled_tree, code)
     return capture_graph(namespace, trace, max_nodes, registry, earlier)

@@ -15,12 +15,14 @@ begin. `exit_status` says what Python does with a `SystemExit`.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import os
 import sys
 import types
 from collections.abc import Iterator
+from typing import Any
 
 # What the tracer adds under a torch call made at the deepest point of the user's
 # recursion: the dispatch to the mode's __torch_function__ and the recording under it.
@@ -124,3 +126,17 @@ def exit_status(exc: SystemExit) -> tuple[int, str]:
     if isinstance(code, int):
         return code, ""
     return 1, f"{code}\n"
+
+
+def loop_statements(tree: ast.Module, code: str) -> list[dict[str, Any]]:
+    """The script's `for` and `while` statements, for the trace's `loops`: the line each
+    starts on, the last line of its body, and its first line as written (`for t in
+    range(300):`), so a picture can fold the iterations of a loop and name it."""
+    lines = code.splitlines()
+    loops = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            end = max((getattr(n, "end_lineno", None) or n.lineno) for n in node.body)
+            text = lines[node.lineno - 1].strip() if node.lineno <= len(lines) else ""
+            loops.append({"line": node.lineno, "end": end, "text": text[:120]})
+    return sorted(loops, key=lambda d: (d["line"], -d["end"]))

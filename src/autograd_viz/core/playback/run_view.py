@@ -9,6 +9,7 @@ no Qt in it, so it is tested without a display.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,12 +47,17 @@ class ShownRun:
 
 
 def prepare_run(
-    trace: Trace, collapsed: frozenset[str] = frozenset(), previous: dict | None = None
+    trace: Trace,
+    collapsed: frozenset[str] | None = None,
+    previous: dict | None = None,
+    choices: Mapping[str, bool] | None = None,
 ) -> ShownRun:
     """Everything needed to show a trace, built in one go (on a worker thread for a big
-    one): the layout, the player with its first view's steps, the source line map."""
+    one): the layout, the player with its first view's steps, the source line map.
+    `collapsed` None folds what a first look needs, with the learner's `choices` (group
+    key -> opened, from earlier runs) applied."""
     with collections_postponed():
-        graph = drawn_graph(trace, set(collapsed), previous)
+        graph = drawn_graph(trace, collapsed, previous, choices=choices)
         player = Player(trace, graph)
         player.steps  # noqa: B018 (builds and caches the first view's steps)
         return ShownRun(trace, graph, player, SourceMap(trace))
@@ -93,6 +99,9 @@ class RunView:
     def __init__(self) -> None:
         self.run: ShownRun | None = None
         self.collapsed: frozenset[str] = frozenset()
+        # What the learner opened (True) or folded (False) by hand, by group key: kept
+        # across runs, so re-running edited code keeps the picture's folds.
+        self.fold_choices: dict[str, bool] = {}
         self.selection: tuple[str, ...] = ()
         self.inspected = ""
         self.message = EMPTY_MESSAGE
@@ -124,7 +133,7 @@ class RunView:
         """Show a new run: everything earlier (graph, player, selection) is dropped."""
         self._unfollow()
         self.run = run
-        self.collapsed = frozenset()
+        self.collapsed = run.graph.collapsed
         self.selection = ()
         self._playing = False
         # A change of view seeks to its start, so position_changed covers it (mode_changed
@@ -166,14 +175,64 @@ class RunView:
 
     # ---- modules ------------------------------------------------------------------
     def toggle_module(self, path: str) -> None:
-        """Collapse an open nn.Module to one box, or open a collapsed one. The drawn graph
-        changes; the player keeps its view and step."""
+        """Fold an open group (a module, a loop, a repeat) to one box, or open a folded
+        one a level. The drawn graph changes; the player keeps its view and step."""
         if self.run is None:
             return
-        self.collapsed = self.collapsed ^ {path}
-        graph = drawn_graph(self.run.trace, set(self.collapsed), self.run.graph.heights())
-        self.run.player.use_graph(graph)
-        self.run = replace(self.run, graph=graph)
+        opening = path in self.collapsed
+        self.fold_choices[path] = opening
+        self._refold(self.collapsed ^ {path})
+
+    def fold_all(self) -> None:
+        """Fold every group: the picture's top level, each group a box."""
+        self._choose(self.folds(), False)
+
+    def open_all(self) -> None:
+        """Open every group: every node drawn, in its frames."""
+        self._choose(self.folds(), True)
+
+    def open_to_depth(self, depth: int) -> None:
+        """Open groups down to `depth` levels (1: the top-level groups open, what is in
+        them folded; 0: the same as fold_all)."""
+        folds = self.folds()
+        for key, info in folds.items():
+            self.fold_choices[key] = info.depth <= depth
+        self._refold({k for k, info in folds.items() if info.depth > depth})
+
+    def folds(self) -> dict[str, Any]:
+        """Every group of the shown picture by key (FoldInfo: kind, title, parent, depth)."""
+        return dict(self.graph.folds)
+
+    def breadcrumb(self, key: str) -> list[str]:
+        """The groups a drawn item sits in, outermost first (a box: its own group last)."""
+        folds = self.graph.folds
+        home = key[2:] if key.startswith("m:") else self._home(key)
+        chain: list[str] = []
+        while home:
+            chain.append(home)
+            home = folds[home].parent if home in folds else None
+        return chain[::-1]
+
+    def _home(self, key: str) -> str | None:
+        """The innermost open group holding a drawn item."""
+        depth = self.graph.folds
+        holding = [k for k, members in self.graph.groups.items() if key in members]
+        return max(holding, key=lambda k: depth[k].depth if k in depth else 0, default=None)
+
+    def _choose(self, keys: Iterable[str], opened: bool) -> None:
+        keys = list(keys)
+        for key in keys:
+            self.fold_choices[key] = opened
+        self._refold(set() if opened else set(keys))
+
+    def _refold(self, collapsed: Iterable[str]) -> None:
+        if self.run is None:
+            return
+        run = self.run
+        graph = drawn_graph(run.trace, set(collapsed), run.graph.heights(), run.graph.folding)
+        self.collapsed = graph.collapsed
+        run.player.use_graph(graph)
+        self.run = replace(run, graph=graph)
         self.selection = tuple(k for k in self.selection if k in graph.nodes)
         self.graph_changed.emit()
         self.selection_changed.emit(self.selection)

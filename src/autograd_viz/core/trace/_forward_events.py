@@ -59,7 +59,7 @@ class OpEvent(TraceEvent):
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
         "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
-        "grad_of",
+        "grad_of", "calls",
     }  # fmt: skip
 
     op: str
@@ -77,6 +77,7 @@ class OpEvent(TraceEvent):
     construction: int | None = None  # the statement building an nn.Module it ran in
     uninitialised: bool | None = None  # True: `empty()` memory, its numbers not recorded
     grad_of: Mapping[str, str] | None = None  # input id -> the leaf whose .grad it is
+    calls: Sequence[int] | None = None  # per `modules` entry, which call of it this is
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -100,6 +101,7 @@ class OpEvent(TraceEvent):
             data.get("construction"),
             data.get("uninitialised"),
             data.get("grad_of"),
+            data.get("calls"),
             source=data,
         )
 
@@ -131,6 +133,8 @@ class OpEvent(TraceEvent):
             out["uninitialised"] = self.uninitialised
         if self.grad_of is not None:
             out["grad_of"] = dict(self.grad_of)
+        if self.calls is not None:
+            out["calls"] = list(self.calls)
         return self._finish(out)
 
     @property

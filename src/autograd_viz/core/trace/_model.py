@@ -15,6 +15,8 @@ docs/trace.md documents every key; in short:
     error        null, or the error event that stopped the run
     truncated    true when the node cap was reached
     notes        human-readable remarks (why something was capped)
+    modules      {path: {class, parameters}} for every nn.Module the run called
+    loops        [{line, end, text}]: the script's for/while statements
 
 `events` stay plain dicts (the wire form, appended by the tracer as the run goes);
 `trace.index` (core/trace/index.py) holds them typed (core/trace/events.py), with tensors and
@@ -56,6 +58,8 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None  # the error that stopped the run, or None
     version: int = TRACE_VERSION
+    modules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    loops: list[dict[str, Any]] = field(default_factory=list)
     # The look-up tables, built on first use (see `index`). A field so that
     # `Trace(**vars(trace))` still works; a copy made that way notices its own lists
     # differ and builds its own.
@@ -75,6 +79,8 @@ class Trace:
             "notes": list(self.notes),
             "error": self.error,
             "version": self.version,
+            "modules": self.modules,
+            "loops": self.loops,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -118,6 +124,8 @@ class Trace:
             notes=list(data.get("notes", [])),
             error=data.get("error"),
             version=int(data.get("version", TRACE_VERSION)),
+            modules=dict(data.get("modules") or {}),
+            loops=list(data.get("loops") or []),
         )
 
     @classmethod

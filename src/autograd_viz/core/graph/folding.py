@@ -1,0 +1,281 @@
+"""Which groups of a picture are folded, and the graph drawn for a choice of folds.
+
+A `Folding` belongs to one trace's graph: its fold tree, and a layout that remembers the
+blocks it laid out, so that opening a box and closing it again costs little and puts
+everything back where it was.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import networkx as nx
+
+from autograd_viz.core.graph.fold_layout import FoldLayout, Placed
+from autograd_viz.core.graph.fold_tree import (
+    ITERATION,
+    LOOP,
+    MIDDLE,
+    MODULE,
+    REPEAT,
+    ROOT,
+    FoldTree,
+    Group,
+    fold_tree,
+)
+from autograd_viz.core.trace import Trace
+from autograd_viz.core.trace.events import OpEvent
+from autograd_viz.core.trace.value_text import format_number
+
+BUDGET = 150  # about this many items drawn when a picture first opens
+_STAYS_FOLDED = (REPEAT, LOOP, MIDDLE)  # opened by the learner, not by the budget
+
+
+@dataclass(frozen=True)
+class FoldInfo:
+    """What the views need to know of one group (a breadcrumb entry, a frame's title)."""
+
+    key: str
+    kind: str
+    title: str  # as drawn: `layers.0`, `for t in range(300):`
+    detail: str  # `TransformerEncoderLayer`, `×300`
+    parent: str | None
+    depth: int
+    children: tuple[str, ...]
+    size: int  # drawn nodes inside, when open all the way
+
+
+def box_id(key: str) -> str:
+    """The drawn id of a folded group's box."""
+    return f"m:{key}"
+
+
+class Folding:
+    """The fold tree of one trace's graph and a layout with its cache."""
+
+    def __init__(self, trace: Trace, g: nx.MultiDiGraph) -> None:
+        self.trace, self.base = trace, g
+        self.tree: FoldTree = fold_tree(trace, g)
+        self.layout = FoldLayout(self.tree)
+        self.sizes = self.tree.sizes()
+        self.info = {k: self._info(k) for k in self.tree.walk() if k != ROOT}
+
+    @property
+    def foldable(self) -> bool:
+        """Whether anything can fold (a module call, a loop): else the plain layout."""
+        return len(self.tree.groups) > 1
+
+    def _info(self, key: str) -> FoldInfo:
+        grp = self.tree.groups[key]
+        return FoldInfo(
+            key,
+            grp.kind,
+            short_title(self.tree, grp),
+            grp.detail,
+            grp.parent or None,
+            self.tree.depth(key),
+            tuple(grp.children),
+            self.sizes[key],
+        )
+
+    def default_folded(self, budget: int = BUDGET, choices: Mapping[str, bool] = {}) -> set[str]:
+        """The groups drawn folded when a picture opens: none when the whole graph fits in
+        `budget` items; else the outer levels open, widest first, while they fit, with
+        repeats and loops kept folded. `choices` (key -> opened) override it."""
+        tree = self.tree
+        folded = set(self.info)
+        if self.sizes[ROOT] <= budget:
+            folded = set()
+        else:
+            root = tree.groups[ROOT]
+            shown = len(root.own) + len(root.children)
+            queue = deque(root.children)
+            while queue:
+                grp = tree.groups[queue.popleft()]
+                if grp.kind in _STAYS_FOLDED:
+                    continue
+                cost = len(grp.own) + len(grp.children) - 1
+                if shown + cost <= budget:
+                    folded.discard(grp.key)
+                    shown += cost
+                    queue.extend(grp.children)
+        for key, opened in choices.items():
+            if key in self.info:
+                (folded.discard if opened else folded.add)(key)
+        return folded
+
+    def folded_at_depth(self, depth: int) -> set[str]:
+        """Groups deeper than `depth` levels folded (0: every top-level group a box)."""
+        return {k for k, info in self.info.items() if info.depth > depth}
+
+    def contract(
+        self, folded: Iterable[str]
+    ) -> tuple[nx.MultiDiGraph, dict[str, str], dict[str, str], set[str]]:
+        """The graph drawn with `folded` groups as boxes (those inside a folded one stay
+        folded, hidden): the graph, member -> box id, box id -> group key, and the groups
+        folded in the end (a fold that would close a loop stays open)."""
+        folded = set(folded) & set(self.info)
+        while True:
+            g, alias, boxes = self._contracted(folded)
+            try:
+                cycle = nx.find_cycle(g)
+            except nx.NetworkXNoCycle:
+                return g, alias, boxes, folded
+            opened = {boxes[v] for edge in cycle for v in edge[:2] if v in boxes}
+            if not opened:  # the base graph is a DAG: a loop always runs through a box
+                return g, alias, boxes, folded
+            folded -= opened
+
+    def _contracted(
+        self, folded: set[str]
+    ) -> tuple[nx.MultiDiGraph, dict[str, str], dict[str, str]]:
+        tree = self.tree
+        boxes: dict[str, str] = {}
+        alias: dict[str, str] = {}
+        for key in tree.walk():
+            if key in folded and not any(a in folded for a in tree.ancestors(key)):
+                box = box_id(key)
+                boxes[box] = key
+                alias.update(dict.fromkeys(tree.members(key), box))
+        base = self.base
+        g = nx.MultiDiGraph()
+        g.graph.update(base.graph)
+        for v, data in base.nodes(data=True):
+            if v not in alias:
+                g.add_node(v, **data)
+        for box in boxes:
+            g.add_node(box, item=None)  # the caller makes its item
+        seen: set[tuple[str, str]] = set()
+        for u, v in base.edges():
+            a, b = alias.get(u, u), alias.get(v, v)
+            if a == b:
+                continue
+            if a in boxes or b in boxes:
+                if (a, b) in seen:
+                    continue
+                seen.add((a, b))
+            g.add_edge(a, b)
+        styles = base.graph.get("edge_styles", {})
+        g.graph["edge_styles"] = {
+            (alias.get(u, u), alias.get(v, v)): s
+            for (u, v), s in styles.items()
+            if alias.get(u, u) != alias.get(v, v)
+        }
+        g.graph["event_nodes"] = {
+            i: alias.get(uid, uid) for i, uid in base.graph.get("event_nodes", {}).items()
+        }
+        return g, alias, boxes
+
+    def place(self, g: nx.MultiDiGraph, boxes: Mapping[str, str]) -> Placed:
+        """Positions, frames and box rectangles for a contracted graph."""
+        shown = set(self.info) - set(boxes.values())
+        hidden = {k for key in boxes.values() for k in self.tree.walk(key)}
+        return self.layout.place(g, shown - hidden, boxes)
+
+
+def short_title(tree: FoldTree, grp: Group) -> str:
+    """A group's name as its frame or box shows it: a module's path less the path of the
+    module it ran in (`layers.0` inside `model.1`), a loop's header, an iteration's number."""
+    if grp.kind == MODULE and grp.path:
+        parent = grp.parent
+        while parent and tree.groups[parent].path is None:
+            parent = tree.groups[parent].parent
+        outer = tree.groups[parent].path if parent else None
+        if outer and grp.path.startswith(outer + "."):
+            suffix = grp.key[len(grp.path) :]  # `#2` for a second call
+            short = grp.path[len(outer) + 1 :]
+            if short.isdigit():  # `0` says little: `model.0`, `layers.0`
+                short = grp.path.rsplit(".", 2)[-2] + "." + short
+            return short + suffix
+        return grp.key
+    return grp.title
+
+
+def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
+    """What a folded group's box says: its name; its class or count; the shapes going in
+    and coming out; its parameters and, after a backward pass, their gradient's norm."""
+    trace, tree = folding.trace, folding.tree
+    grp = tree.groups[key]
+    info = folding.info[key]
+    lines = [info.title]
+    if grp.kind == MODULE:
+        lines.append(grp.detail or "module")
+    elif grp.kind == ITERATION:
+        lines.append(f"{grp.title} {grp.detail}")
+    else:
+        lines.append(grp.detail if grp.kind != REPEAT else _ends(folding, grp))
+    members = set(tree.members(key))
+    base = folding.base
+    ins = _shapes(trace, [u for m in members for u in base.predecessors(m) if u not in members])
+    outs = _shapes(trace, [m for m in members if any(s not in members for s in base.successors(m))])
+    if ins or outs:
+        lines.append(f"{ins or '·'} → {outs or '·'}")
+    params = [
+        trace.index.tensors[v]
+        for v in tree.members(key)
+        if v in trace.index.tensors
+        and trace.index.tensors[v].is_leaf
+        and trace.index.tensors[v].requires_grad
+    ]
+    if params:
+        count = sum(math.prod(t.shape) for t in params)
+        text = f"{_count(count)} param{'s' if count != 1 else ''}"
+        norms = [t.grad.norm for t in params if t.grad is not None and t.grad.norm is not None]
+        if norms:
+            text += f" · ‖grad‖ {format_number(math.sqrt(sum(n * n for n in norms)))}"
+        lines.append(text)
+    return lines
+
+
+def _ends(folding: Folding, grp: Group) -> str:
+    """`layers.0 … layers.3`: the first and last of a repeat's blocks."""
+    first, last = (folding.info[k].title for k in (grp.children[0], grp.children[-1]))
+    return f"{first} … {last}"
+
+
+def _shapes(trace: Trace, ids: Iterable[str]) -> str:
+    """The distinct shapes of what the drawn items `ids` carry on (a tensor's; a node's
+    output's, as the op that made it recorded it), parameters left out."""
+    shapes: list[str] = []
+    for v in dict.fromkeys(ids):
+        shape = _shape_of(trace, v)
+        if shape is not None:
+            text = "[" + ", ".join(str(d) for d in shape) + "]" if shape else "scalar"
+            if text not in shapes:
+                shapes.append(text)
+    if len(shapes) > 2:
+        return f"{shapes[0]} +{len(shapes) - 1}"
+    return ", ".join(shapes)
+
+
+def _shape_of(trace: Trace, v: str) -> list[int] | None:
+    index = trace.index
+    t = index.tensors.get(v)
+    if t is not None:
+        if t.is_leaf and t.requires_grad and "." in (t.name or ""):
+            return None  # a module's parameter: its count says more
+        return list(t.shape)
+    if v not in index.nodes:
+        return None
+    for i in index.of_node(v):
+        e = index.event(i)
+        if isinstance(e, OpEvent) and v in e.grad_fn:
+            value = e.values[e.grad_fn.index(v)] if len(e.values) > e.grad_fn.index(v) else None
+            return list(value.shape) if value is not None else None
+    node = index.nodes[v]
+    t = index.tensors.get(node.tensor or "")
+    return list(t.shape) if t is not None else None
+
+
+def _count(n: int) -> str:
+    """1,234 → 1.2k; 11,689,512 → 11.7M."""
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1e3:.0f}k"
+    if n >= 1_000:
+        return f"{n / 1e3:.1f}k"
+    return str(n)

@@ -1,0 +1,262 @@
+"""Real models fold: modules nest, repeats and loops fold to ×N, frames never overlap, the
+player lights a box for what runs inside it. torch is the oracle for every count."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograd_viz.core.graph.fold_tree import LOOP, MIDDLE, REPEAT
+from autograd_viz.core.graph.folding import BUDGET, box_id
+from autograd_viz.core.graph.graph_model import drawn_graph
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
+from autograd_viz.core.playback.run_view import RunView, prepare_run
+from autograd_viz.resources import EXAMPLES
+from tests.core.fidelity_cases import CASES
+
+TRANSFORMER = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
+model = nn.Sequential(
+    nn.Linear(8, 16),
+    nn.TransformerEncoder(layer, num_layers=LAYERS, enable_nested_tensor=False),
+    nn.Linear(16, 1),
+)
+X = torch.randn(2, 5, 8)
+loss = model(X).pow(2).mean()
+loss.backward()
+"""
+
+RNN = """
+import torch
+torch.manual_seed(0)
+W = torch.randn(8, 8, requires_grad=True)
+U = torch.randn(8, 8, requires_grad=True)
+x = torch.randn(STEPS, 8)
+h = torch.zeros(8)
+for t in range(STEPS):
+    h = torch.tanh(x[t] @ W + h @ U)
+loss = h.sum()
+loss.backward()
+"""
+
+CNN = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        return torch.relu(x + self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))))
+
+model = nn.Sequential(nn.Conv2d(1, 4, 3), Block(4), Block(4), Block(4), nn.Flatten(),
+                      nn.LazyLinear(10))
+loss = nn.functional.cross_entropy(model(torch.randn(2, 1, 8, 8)), torch.tensor([1, 7]))
+loss.backward()
+"""
+
+
+def _run(code: str, **sizes: int):
+    for name, value in sizes.items():
+        code = code.replace(name, str(value))
+    return run_source(code), code
+
+
+def _torch_count(code: str, name: str, node: str) -> int:
+    """How many `node` grad_fns torch's own graph behind variable `name` holds."""
+    namespace: dict = {}
+    exec(code, namespace)
+    seen, stack, count = set(), [namespace[name].grad_fn], 0
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        count += type(fn).__name__ == node
+        stack.extend(f for f, _ in fn.next_functions)
+    return count
+
+
+def _check_frames(drawn) -> None:
+    """Frames nest or stand apart, boxes overlap nothing but the frames they are in, and
+    every node is inside exactly the frames of the groups that hold it."""
+    folds = drawn.folds
+
+    def holds(outer: str, inner: str) -> bool:
+        key = folds[inner].parent
+        while key:
+            if key == outer:
+                return True
+            key = folds[key].parent
+        return False
+
+    def apart(a, b) -> bool:
+        return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+    def within(inner, outer) -> bool:
+        return (
+            outer[0] < inner[0]
+            and inner[2] < outer[2]
+            and outer[1] < inner[1]
+            and inner[3] < outer[3]
+        )
+
+    frames = drawn.frames
+    keys = sorted(frames)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if holds(a, b):
+                assert within(frames[b], frames[a]), (a, b)
+            elif holds(b, a):
+                assert within(frames[a], frames[b]), (b, a)
+            else:
+                assert apart(frames[a], frames[b]), (a, b)
+    for box, rect in drawn.boxes.items():
+        key = box[2:]
+        for other, frame in frames.items():
+            assert within(rect, frame) if holds(other, key) else apart(rect, frame), (box, other)
+        for other, rect2 in drawn.boxes.items():
+            assert other == box or apart(rect, rect2), (box, other)
+    for v, node in drawn.nodes.items():
+        for key, frame in frames.items():
+            inside = frame[0] < node.x < frame[2] and frame[1] < node.y < frame[3]
+            assert inside == (v in drawn.groups[key]), (v, key)
+    positions = [(n.x, n.y) for n in drawn.nodes.values()]
+    assert len(set(positions)) == len(positions)
+    assert all(drawn.nodes[u].x < drawn.nodes[v].x for u, v in drawn.edges)
+
+
+def test_a_transformer_folds_its_layers_to_one_box_times_the_layers() -> None:
+    for layers in (2, 4):
+        trace, code = _run(TRANSFORMER, LAYERS=layers)
+        drawn = drawn_graph(trace, None)
+        repeats = [k for k, f in drawn.folds.items() if f.kind == REPEAT]
+        assert len(repeats) == 1
+        info = drawn.folds[repeats[0]]
+        namespace: dict = {}
+        exec(code, namespace)
+        assert len(info.children) == len(namespace["model"][1].layers) == layers
+        assert info.title == f"TransformerEncoderLayer ×{layers}"
+        assert box_id(repeats[0]) in drawn.nodes  # over the budget: folded at first
+        assert len(drawn.nodes) <= BUDGET
+        _check_frames(drawn)
+        for depth in range(0, 6):
+            _check_frames(drawn_graph(trace, drawn.folding.folded_at_depth(depth)))
+        _check_frames(drawn_graph(trace, frozenset()))
+
+
+def test_an_rnn_loop_folds_to_its_steps_and_opens_at_both_ends() -> None:
+    trace, code = _run(RNN, STEPS=40)
+    drawn = drawn_graph(trace, None)
+    (loop,) = [k for k, f in drawn.folds.items() if f.kind == LOOP]
+    info = drawn.folds[loop]
+    assert info.title == "for t in range(40):" and info.detail == "×40"
+    tanh = _torch_count(code, "loss", "TanhBackward0")
+    assert tanh == 40
+    first, middle, last = info.children
+    assert drawn.folds[middle].kind == MIDDLE and drawn.folds[middle].detail == f"×{tanh - 2}"
+    assert len(drawn.nodes) < 12 and box_id(loop) in drawn.nodes
+    # Each iteration holds exactly one step's tanh; the loop holds all of torch's.
+    opened = drawn_graph(trace, drawn.collapsed - {loop}, folding=drawn.folding)
+    assert {box_id(first), box_id(middle), box_id(last)} <= set(opened.nodes)
+    names = {n.id: n.name for n in trace.nodes}
+    inside = drawn.folding.tree.members
+    assert sum(names.get(v) == "TanhBackward0" for v in inside(first)) == 1
+    assert sum(names.get(v) == "TanhBackward0" for v in inside(loop)) == tanh
+    everything = drawn_graph(trace, frozenset())
+    _check_frames(everything)
+    assert len(everything.frames) == 1 + tanh + 1  # the loop, each iteration, the middle
+
+
+def test_opening_then_folding_again_puts_everything_back() -> None:
+    trace, _ = _run(TRANSFORMER, LAYERS=3)
+    first = drawn_graph(trace, None)
+    folding = first.folding
+    for key in sorted(first.collapsed)[:6]:
+        opened = drawn_graph(trace, first.collapsed - {key}, folding=folding)
+        again = drawn_graph(trace, opened.collapsed | {key}, folding=folding)
+        assert {k: (n.x, n.y) for k, n in again.nodes.items()} == {
+            k: (n.x, n.y) for k, n in first.nodes.items()
+        }
+        assert again.frames == first.frames
+
+
+@pytest.mark.parametrize("mode", [FORWARD, BACKWARD, EVERYTHING])
+def test_a_box_lights_for_every_op_inside_it(mode: str) -> None:
+    """The player's lit set on a folded graph is the union of the inner ops' lit sets,
+    each mapped to the box that stands for it."""
+    trace, _ = _run(TRANSFORMER, LAYERS=2)
+    open_graph = drawn_graph(trace, frozenset())
+    folded = drawn_graph(trace, None)
+    full, part = Player(trace, open_graph), Player(trace, folded)
+    full.set_mode(mode)
+    part.set_mode(mode)
+    assert [s.event_index for s in full.steps] == [s.event_index for s in part.steps]
+    alias = folded.alias
+    for a, b in zip(full.steps, part.steps, strict=True):
+        assert b.lit == {alias.get(k, k) for k in a.lit}
+    lit = set().union(*(s.lit for s in part.steps))
+    assert any(k.startswith("m:") for k in lit)
+
+
+def test_a_cnn_of_repeated_blocks_folds_and_its_frames_hold() -> None:
+    trace, code = _run(CNN)
+    drawn = drawn_graph(trace, None)
+    repeats = [f for f in drawn.folds.values() if f.kind == REPEAT]
+    namespace: dict = {}
+    exec(code, namespace)
+    blocks = sum(type(m).__name__ == "Block" for m in namespace["model"])
+    assert [len(f.children) for f in repeats] == [blocks] and repeats[0].title == "Block ×3"
+    for depth in range(0, 5):
+        _check_frames(drawn_graph(trace, drawn.folding.folded_at_depth(depth)))
+    _check_frames(drawn_graph(trace, frozenset()))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_fidelity_case_lays_out_with_true_frames(case: str) -> None:
+    trace = run_source(CASES[case])
+    for collapsed in (None, frozenset()):
+        drawn = drawn_graph(trace, collapsed)
+        if drawn.folds:
+            _check_frames(drawn)
+
+
+def test_the_lessons_small_graphs_stay_open() -> None:
+    for path in sorted(EXAMPLES.glob("*.py")):
+        drawn = drawn_graph(run_source(path.read_text(encoding="utf-8")), None)
+        assert not drawn.collapsed, path.name
+
+
+def test_fold_choices_survive_a_rerun_of_edited_code() -> None:
+    view = RunView()
+    trace, _ = _run(TRANSFORMER, LAYERS=2)
+    view.show(prepare_run(trace))
+    (repeat,) = [k for k, f in view.folds().items() if f.kind == REPEAT]
+    view.toggle_module(repeat)  # open the ×2 box: its two layers are boxes now
+    assert repeat not in view.collapsed and box_id("model.1.layers.0") in view.graph.nodes
+    edited, _ = _run(TRANSFORMER.replace("torch.randn(2, 5, 8)", "torch.randn(3, 5, 8)"), LAYERS=2)
+    view.show(prepare_run(edited, choices=view.fold_choices))
+    assert repeat not in view.collapsed and box_id("model.1.layers.0") in view.graph.nodes
+    assert view.breadcrumb(box_id("model.1.layers.0")) == [
+        "model",
+        "model.1",
+        repeat,
+        "model.1.layers.0",
+    ]
+    view.open_to_depth(1)
+    assert {k for k, f in view.folds().items() if f.depth <= 1} & view.collapsed == set()
+    view.fold_all()
+    assert set(view.graph.nodes) & {box_id("model")}
+    view.open_all()
+    assert not view.collapsed and not any(k.startswith("m:") for k in view.graph.nodes)
+    assert torch.is_grad_enabled()
