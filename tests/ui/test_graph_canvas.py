@@ -176,7 +176,9 @@ def test_a_big_graph_is_laid_out_off_the_gui_thread(qtbot, request) -> None:
         assert canvas.laying_out  # show_trace returned before the layout finished
     timer.stop()
     assert drawn.args == [trace]
-    assert canvas.marker_count() == len(trace.tensors) + len(trace.nodes)
+    # The loop is folded to one box (with the leaf before it and the result after).
+    assert canvas.marker_count() == len(canvas.graph.nodes) == 3
+    assert canvas.graph.box_text["m:loop@4"][:2] == ["for _ in range(8000):", "×8000"]
     # The event loop kept running while the layout was computed. (One tick, not a rate: on
     # a loaded 2-core machine the layout thread and the collector leave the GUI thread
     # few 20 ms slots; what matters is that it is not blocked until the layout is done.)
@@ -221,12 +223,25 @@ def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
     for key, node in canvas.graph.nodes.items():  # labels are centred under their node
         assert x_low <= node.x - half[key] / unit_px, node.title
         assert node.x + half[key] / unit_px <= x_high, node.title
-    assert max(n.y for n in canvas.graph.nodes.values()) + 0.5 <= y_high  # a frame's title
+    tops = [top for *_, top in canvas.graph.frames.values()]
+    assert max(tops) + 0.1 <= y_high  # a frame's title sits on its top edge
 
 
-def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) -> None:
+def _paint_overlay(canvas: GraphCanvas) -> _Recording:
+    """Paint the canvas's edges, frames, boxes and labels as the screen would, recorded."""
     from PySide6.QtGui import QImage
 
+    canvas.grab()  # lays the view out and paints, as the screen would
+    image = QImage(canvas.viewport().size(), QImage.Format.Format_ARGB32)
+    painter = _Recording(image)
+    overlay = canvas._overlay
+    painter.setTransform(overlay.deviceTransform(canvas.viewportTransform()))
+    overlay.paint(painter)
+    painter.end()
+    return painter
+
+
+def test_a_module_without_parameters_gets_a_titled_frame_and_folds(qtbot) -> None:
     from tests.core.test_module_groups import SEQUENTIAL
 
     trace = run_source(SEQUENTIAL)
@@ -234,23 +249,24 @@ def test_a_module_without_parameters_gets_a_titled_frame_and_collapses(qtbot) ->
     canvas.show_trace(trace)
     relu = next(n.id for n in trace.nodes if n.name == "ReluBackward0")
     assert canvas.module_of(relu) == "model.1"
-    assert "inside model.1 (double-click to collapse)" in canvas._tooltip(0, 0, relu)
-    image = QImage(900, 600, QImage.Format.Format_ARGB32)
-    painter = _Recording(image)
-    screen = {k: canvas.widget_position(k) for k in canvas.graph.nodes}
-    canvas._overlay._paint_groups(painter, screen)
-    painter.end()
-    assert sorted(painter.texts) == ["model.0", "model.1", "model.2"]
+    assert "inside model.1 (double-click to fold)" in canvas._tooltip(0, 0, relu)
+    texts = _paint_overlay(canvas).texts
+    # A one-node frame is too narrow for "model.1 · ReLU": its name stays, its class goes.
+    for heading in ("model · Sequential", "model.0 · Linear", "model.1", "model.2 · Linear"):
+        assert heading in texts
     point = canvas.widget_position(relu) - canvas.viewport().pos()
     with qtbot.waitSignal(canvas.layout_changed):
         _double_click(qtbot, canvas, point)
     assert canvas.collapsed == {"model.1"} and relu not in canvas.graph.nodes
-    assert canvas._tooltip(0, 0, "m:model.1") == (
-        "nn.Module model.1, collapsed: 1 node (double-click to open)"
-    )
-    box = canvas.widget_position("m:model.1") - canvas.viewport().pos()
+    assert canvas._tooltip(0, 0, "m:model.1").startswith("nn.Module model.1, folded: ReLU · 1 node")
+    # The card says what it folds; a double-click anywhere on it (here a corner) opens it.
+    assert canvas.graph.box_text["m:model.1"][:2] == ["model.1", "ReLU"]
+    assert "model.1" in _paint_overlay(canvas).texts
+    left, _bottom, _right, top = canvas.graph.boxes["m:model.1"]
+    corner = canvas.getViewBox().mapViewToScene(QPointF(left + 0.05, top - 0.05))
+    point = canvas.mapFromScene(corner)
     with qtbot.waitSignal(canvas.layout_changed):
-        _double_click(qtbot, canvas, box)
+        _double_click(qtbot, canvas, point)
     assert canvas.collapsed == set() and relu in canvas.graph.nodes
 
 
@@ -368,28 +384,21 @@ def test_a_1000_by_650_window_fits_every_tab_and_the_inspector(qtbot, tmp_path) 
     window.close()
 
 
-def test_frames_wrap_only_the_marks_where_labels_are_hidden(qtbot) -> None:
-    """At a zoom too small for labels, a frame sized for the hidden labels would overlap
-    its neighbours' frames."""
-    from PySide6.QtGui import QImage
-
+def test_frames_are_the_layouts_at_every_zoom_and_never_overlap(qtbot) -> None:
+    """Frames are drawn where the layout put them (around their labels' room at any zoom),
+    so siblings never overlap, zoomed in or out."""
     from tests.core.test_module_groups import SEQUENTIAL
 
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source(SEQUENTIAL))
-    screen = {k: canvas.widget_position(k) for k in canvas.graph.nodes}
-    frames = {}
-    for labelled in (True, False):
-        image = QImage(900, 600, QImage.Format.Format_ARGB32)
-        painter = _Recording(image)
-        canvas._overlay._paint_groups(painter, {k: QPointF(p) for k, p in screen.items()}, labelled)
-        painter.end()
-        frames[labelled] = painter.boxes
-    assert len(frames[True]) == len(frames[False]) == 3
-    for bare, full in zip(frames[False], frames[True], strict=True):
-        assert full.contains(bare) and bare.width() < full.width()
-    for i, a in enumerate(frames[False]):
-        assert not any(a.intersects(b) for b in frames[False][i + 1 :])
+    for scale in (1.0, 0.3):
+        canvas.getViewBox().scaleBy((1 / scale, 1 / scale))
+        frames = _paint_overlay(canvas).boxes[: len(canvas.graph.frames)]
+        assert len(frames) == 4  # model and its three layers
+        inner = frames[1:]
+        for i, a in enumerate(inner):
+            assert frames[0].contains(a)
+            assert not any(a.intersects(b) for b in inner[i + 1 :])
 
 
 def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
@@ -401,20 +410,23 @@ def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
 
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8")))
+    # The picture is three rows tall: at 350 px (a 1000x650 window) its rows have room
+    # for every line; at 230 px they have room for names alone.
     with qtbot.waitSignal(canvas.getViewBox().sigResized):
-        canvas.resize(620, 350)
+        canvas.resize(620, 230)
     qtbot.waitUntil(lambda: canvas.follows_fit)
     canvas.grab()  # a paint, as the screen would do
     overlay = canvas._overlay
     assert overlay.labels_fit() and overlay.names_only(), overlay.last_spacing_px
-    image = QImage(620, 350, QImage.Format.Format_ARGB32)
+    image = QImage(620, 230, QImage.Format.Format_ARGB32)
     painter = _Recording(image)
     overlay._paint_labels(
         painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
     )
     painter.end()
-    titles = {n.title for n in canvas.graph.nodes.values()}
+    short = canvas.graph.short  # `weight` inside model.0's frame
+    titles = {short.get(n.id, n.title) for n in canvas.graph.nodes.values()}
     tensors = [n for n in canvas.graph.nodes.values() if n.kind not in (OPERATION, ACCUMULATE)]
-    assert {n.title for n in tensors} <= set(painter.texts)
+    assert {short.get(n.id, n.title) for n in tensors} <= set(painter.texts)
     assert not {n.detail for n in tensors if n.detail} & set(painter.texts)
     assert set(painter.texts) <= titles | {short_op_name(t) for t in titles}

@@ -34,6 +34,7 @@ from autograd_viz.ui.editor.editor_pane import EditorPane
 from autograd_viz.ui.editor.run_lines import EditorFollowsRun
 from autograd_viz.ui.graph.export import AnimationExporter
 from autograd_viz.ui.graph.export_actions import ExportActions
+from autograd_viz.ui.graph.fold_bar import FoldBar
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.graph.inspector import Inspector
 from autograd_viz.ui.graph.node_search import NodeSearch
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         # What the graph tab shows; the canvas, player bar, inspector and editor follow it.
         self.run_view = RunView()
         self.canvas = GraphCanvas(view=self.run_view)
+        self.fold_bar = FoldBar(self.run_view)
         self.console = ConsolePane()
         self.console.set_source_name(SOURCE_NAME)
         self.kernel_status = KernelStatus()
@@ -118,9 +120,11 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(graph_area)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
+        column.addWidget(self.fold_bar)
         column.addWidget(self.canvas, 1)
         column.addWidget(self.player_bar)
         self.player_bar.install_shortcuts(graph_area)
+        self.fold_bar.install_shortcuts(graph_area)
         beside = QSplitter(Qt.Orientation.Horizontal)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")

@@ -11,15 +11,21 @@ levels that hold it, and closing it again gives back the same positions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import heapq
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from autograd_viz.core.graph.fold_tree import ROOT, FoldTree
 
+# The grid is finer than one layer or one row: SUB steps to a cell, so a frame's margin
+# costs a quarter of a layer, not a whole one (nested frames would spread a model wide).
+SUB = 4
 BOX_W, BOX_H = 2, 2  # a folded group's box, in cells
-FRAME_INSET = 0.1  # a frame is drawn this far inside its block's cells
+MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 1, 2, 1  # around an open group's parts, in steps
+FRAME_INSET = 0.1  # a frame is drawn this far inside its block's margin (layout units)
 MARK_DOWN = 0.3  # a node's mark sits this far down its cell; its label hangs below
 BOX_INSET_X, BOX_INSET_Y = 0.08, 0.12
 
@@ -31,8 +37,8 @@ class _Block:
     """One open group laid out: its items' cells relative to its content's top left, and
     its content's size in cells."""
 
-    cells: dict[str, tuple[int, int]]  # item -> (column, row) of its top-left cell
-    width: int
+    cells: dict[str, tuple[int, int]]  # item -> (column, row) of its top-left step
+    width: int  # in steps (SUB to a cell)
     height: int
 
 
@@ -50,13 +56,15 @@ class FoldLayout:
 
     def __init__(self, tree: FoldTree) -> None:
         self.tree = tree
-        self._cache: dict[tuple, _Block] = {}
+        self._cache: dict[tuple, tuple[list[tuple[int, int]], int, int]] = {}
 
     def place(
         self,
         g: nx.MultiDiGraph,
         open_groups: set[str],
         boxes: Mapping[str, str],
+        box_widths: Mapping[str, int] | None = None,
+        title_widths: Mapping[str, float] | None = None,
     ) -> Placed:
         """Positions for the drawn graph `g`: `open_groups` are drawn as frames around
         their parts, `boxes` (drawn id -> group key) are folded groups drawn as one box."""
@@ -99,44 +107,52 @@ class FoldLayout:
             if a != b:
                 level_edges[level].add((a, b))
         order = _first_seen(g, home, tree)
-        sizes: dict[str, tuple[int, int]] = {v: (BOX_W, BOX_H) for v in box_ids}
+        widths = box_widths or {}
+        sizes: dict[str, tuple[int, int]] = {
+            v: (widths.get(v, BOX_W) * SUB, BOX_H * SUB) for v in box_ids
+        }
         blocks: dict[str, _Block] = {}
 
         def block(key: str) -> _Block:
             for k in items[key]:
                 if k in open_groups and k not in blocks:
                     blocks[k] = block(k)
-                    sizes[k] = (blocks[k].width + 1, blocks[k].height + 1)
+                    # At least as wide as its title, where the zoom shows titles.
+                    least = math.ceil((title_widths or {}).get(k, 0.0) * SUB)
+                    sizes[k] = (
+                        max(blocks[k].width, least) + 2 * MARGIN_X,
+                        blocks[k].height + MARGIN_TOP + MARGIN_BOTTOM,
+                    )
             members = sorted(items[key], key=lambda k: order.get(k, 0))
-            signature = (
-                key,
-                tuple(members),
-                tuple(sorted(level_edges[key])),
-                tuple(sizes.get(k, (1, 1)) for k in members),
+            # Blocks of the same shape (a loop's iterations, a model's layers) share one
+            # layout: the key is the level's structure, not its ids.
+            at = {v: i for i, v in enumerate(members)}
+            shape = (
+                tuple(sizes.get(k, (SUB, SUB)) for k in members),
+                tuple(sorted((at[a], at[b]) for a, b in level_edges[key])),
             )
-            cached = self._cache.get(signature)
+            cached = self._cache.get(shape)
             if cached is None:
-                cached = _lay_out_level(members, level_edges[key], sizes)
-                self._cache[signature] = cached
-            return cached
+                cached = self._cache[shape] = _lay_out_level(*shape)
+            cells, width, height = cached
+            return _Block({members[i]: cell for i, cell in enumerate(cells)}, width, height)
 
         root = block(ROOT)
         placed = Placed()
 
         def put(key: str, b: _Block, left: float, top: float) -> None:
             for item, (col, row) in b.cells.items():
-                x, y = left + col, top + row  # the item's top-left cell, rows going down
+                x, y = left + col / SUB, top + row / SUB  # its top left, rows going down
+                w, h = (d / SUB for d in sizes.get(item, (SUB, SUB)))
                 if item in blocks:
-                    w, h = sizes[item]
                     placed.frames[item] = (
                         x + FRAME_INSET,
                         -(y + h - FRAME_INSET),
                         x + w - FRAME_INSET,
                         -(y + FRAME_INSET),
                     )
-                    put(item, blocks[item], x + 0.5, y + 0.5)
+                    put(item, blocks[item], x + MARGIN_X / SUB, y + MARGIN_TOP / SUB)
                 elif item in box_ids:
-                    w, h = sizes[item]
                     rect = (
                         x + BOX_INSET_X,
                         -(y + h - BOX_INSET_Y),
@@ -168,59 +184,103 @@ def _first_seen(g: nx.MultiDiGraph, home: Mapping[str, str], tree: FoldTree) -> 
 
 
 def _lay_out_level(
-    members: list[str], edges: Iterable[tuple[str, str]], sizes: Mapping[str, tuple[int, int]]
-) -> _Block:
-    """Cells for one level's items: columns by longest path (an input just before what
-    uses it), rows nearest the items each is joined to, no two items on one cell."""
-    if not members:
-        return _Block({}, 0, 0)
-    rank = {v: i for i, v in enumerate(members)}
-    g = nx.DiGraph()
-    g.add_nodes_from(members)
-    g.add_edges_from(edges)
-    if not nx.is_directed_acyclic_graph(g):  # never for a DAG's folds; kept safe all the same
-        g.remove_edges_from([(u, v) for u, v in edges if rank[u] >= rank[v]])
-    width = {v: sizes.get(v, (1, 1))[0] for v in members}
-    height = {v: sizes.get(v, (1, 1))[1] for v in members}
-    col: dict[str, int] = {}
-    for v in nx.topological_sort(g):
-        col[v] = max((col[u] + width[u] for u in g.predecessors(v)), default=0)
+    sizes: tuple[tuple[int, int], ...], edges: tuple[tuple[int, int], ...]
+) -> tuple[list[tuple[int, int]], int, int]:
+    """Steps for one level's items (by index, in the run's order, with their sizes and
+    the edges between them): columns by longest path (an input just before what uses it),
+    rows nearest the items each is joined to, no two items on one step. Returns each
+    item's top-left step and the level's width and height."""
+    n = len(sizes)
+    if not n:
+        return [], 0, 0
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        if a != b:
+            preds[b].append(a)
+            succs[a].append(b)
+    order = _topological(preds, succs)
+    if order is None:  # never for a DAG's folds; kept safe all the same
+        preds = [[a for a in p if a < b] for b, p in enumerate(preds)]
+        succs = [[b for b in s if b > a] for a, s in enumerate(succs)]
+        order = list(range(n))
+    width = [w for w, _ in sizes]
+    height = [h for _, h in sizes]
+    col = [0] * n
+    for v in order:
+        col[v] = max((col[u] + width[u] for u in preds[v]), default=0)
     # An input (a weight, a constant) sits just before the first thing that uses it.
-    for v in members:
-        if g.in_degree(v) == 0 and g.out_degree(v) > 0:
-            col[v] = max(0, min(col[s] for s in g.successors(v)) - width[v])
+    inputs = [v for v in range(n) if not preds[v] and succs[v]]
+    for v in inputs:
+        col[v] = max(0, min(col[s] for s in succs[v]) - width[v])
     taken: dict[int, set[int]] = {}
-    cells: dict[str, tuple[int, int]] = {}
+    cells: list[tuple[int, int] | None] = [None] * n
 
     def free(c: int, r: int, w: int, h: int) -> bool:
-        return all(
-            not (taken.get(x, ()) and any(y in taken[x] for y in range(r, r + h)))
-            for x in range(c, c + w)
-        )
+        rows = range(r, r + h)
+        return all(x not in taken or taken[x].isdisjoint(rows) for x in range(c, c + w))
 
-    def centre(v: str) -> float:
-        return cells[v][1] + height[v] / 2
-
-    def place(v: str) -> None:
-        near = [centre(u) for u in (*g.predecessors(v), *g.successors(v)) if u in cells]
+    def place(v: int) -> None:
+        near = [cells[u][1] + height[u] / 2 for u in (*preds[v], *succs[v]) if cells[u]]
         aim = sum(near) / len(near) - height[v] / 2 if near else 0.0
         start = max(0, round(aim))
-        for step in range(0, 1 << 20):
+        step = 0
+        while True:
             for r in (start + step, start - step) if step else (start,):
                 if r >= 0 and free(col[v], r, width[v], height[v]):
                     cells[v] = (col[v], r)
                     for x in range(col[v], col[v] + width[v]):
                         taken.setdefault(x, set()).update(range(r, r + height[v]))
                     return
+            step += 1
 
-    inputs = [v for v in members if g.in_degree(v) == 0 and g.out_degree(v) > 0]
-    first = [v for v in members if v not in set(inputs)]
-    for v in sorted(first, key=lambda v: (col[v], rank[v])):
+    alone = [v for v in range(n) if not preds[v] and not succs[v]]
+    skip = set(inputs) | set(alone)
+    for v in sorted((v for v in range(n) if v not in skip), key=lambda v: (col[v], v)):
         place(v)
-    for v in sorted(inputs, key=lambda v: (col[v], rank[v])):
+    for v in sorted(inputs, key=lambda v: (col[v], v)):
         place(v)
-    return _Block(
+    _pack_alone(alone, cells, width, height)
+    return (
         cells,
-        max(c + width[v] for v, (c, _) in cells.items()),
-        max(r + height[v] for v, (_, r) in cells.items()),
+        max(c + width[v] for v, (c, _) in enumerate(cells)),
+        max(r + height[v] for v, (_, r) in enumerate(cells)),
     )
+
+
+def _topological(preds: list[list[int]], succs: list[list[int]]) -> list[int] | None:
+    """A topological order of the items (Kahn's, smallest index first), None on a loop."""
+    waiting = [len(p) for p in preds]
+    ready = [v for v, k in enumerate(waiting) if k == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        v = heapq.heappop(ready)
+        order.append(v)
+        for s in succs[v]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                heapq.heappush(ready, s)
+    return order if len(order) == len(preds) else None
+
+
+def _pack_alone(
+    alone: list[int],
+    cells: list[tuple[int, int] | None],
+    width: list[int],
+    height: list[int],
+) -> None:
+    """Items joined to nothing at this level (a variable's parameters no forward used)
+    go in rows under everything else, as wide as the rest, not down one tall column."""
+    if not alone:
+        return
+    placed = [(v, cell) for v, cell in enumerate(cells) if cell is not None]
+    span = max(max((c + width[v] for v, (c, _) in placed), default=0), 6 * SUB)
+    top = max((r + height[v] for v, (_, r) in placed), default=0)
+    col = row_height = 0
+    for v in alone:
+        if col and col + width[v] > span:
+            top, col, row_height = top + row_height, 0, 0
+        cells[v] = (col, top)
+        col += width[v]
+        row_height = max(row_height, height[v])

@@ -509,8 +509,8 @@ def _number_iterations(groups: dict[str, Group]) -> None:
             grp.detail = f"×{grp.count}"
             for n, c in enumerate(grp.children, 1):
                 if groups[c].kind == ITERATION:
-                    groups[c].title = f"iteration {n}"
-                    groups[c].detail = f"of {grp.count}"
+                    groups[c].title = f"iteration {n} of {grp.count}"
+                    groups[c].detail = ""
         elif grp.kind == REPEAT:
             grp.count = len(grp.children)
             first = groups[grp.children[0]]
@@ -524,16 +524,15 @@ def _fold_middle(groups: dict[str, Group], key: str) -> None:
     if len(loop.children) <= 3:
         return
     inner = loop.children[1:-1]
-    first, last = groups[inner[0]], groups[inner[-1]]
     middle = Group(
         f"{key}/…",
         MIDDLE,
-        f"{first.title} … {last.title.removeprefix('iteration ')}",
+        f"iterations 2–{len(inner) + 1}",
         f"×{len(inner)}",
         key,
         children=inner,
         count=len(inner),
-        first_event=first.first_event,
+        first_event=groups[inner[0]].first_event,
     )
     groups[middle.key] = middle
     for c in inner:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from autograd_viz.core.graph.fold_layout import FoldLayout, Placed
+from autograd_viz.core.graph.fold_layout import BOX_W, FoldLayout, Placed
 from autograd_viz.core.graph.fold_tree import (
     ITERATION,
     LOOP,
@@ -42,6 +42,19 @@ class FoldInfo:
     kind: str
     title: str  # as drawn: `layers.0`, `for t in range(300):`
     detail: str  # `TransformerEncoderLayer`, `×300`
+
+    @property
+    def heading(self) -> str:
+        """The title of its frame: `layers.0 · TransformerEncoderLayer`, `for t in
+        range(300): ×300`, `iteration 1 of 300`."""
+        if not self.detail:
+            return self.title
+        return (
+            f"{self.title} · {self.detail}"
+            if self.kind == MODULE
+            else f"{self.title} {self.detail}"
+        )
+
     parent: str | None
     depth: int
     children: tuple[str, ...]
@@ -169,11 +182,25 @@ class Folding:
         }
         return g, alias, boxes
 
-    def place(self, g: nx.MultiDiGraph, boxes: Mapping[str, str]) -> Placed:
-        """Positions, frames and box rectangles for a contracted graph."""
+    def place(
+        self, g: nx.MultiDiGraph, boxes: Mapping[str, str], text: Mapping[str, list[str]]
+    ) -> Placed:
+        """Positions, frames and box rectangles for a contracted graph; each box as wide
+        as its longest line of `text` wants, within reason."""
         shown = set(self.info) - set(boxes.values())
         hidden = {k for key in boxes.values() for k in self.tree.walk(key)}
-        return self.layout.place(g, shown - hidden, boxes)
+        widths = {box: box_cells(text.get(box, [])) for box in boxes}
+        titles = {k: len(self.info[k].title) * CHAR_CELLS + 0.3 for k in shown - hidden}
+        return self.layout.place(g, shown - hidden, boxes, widths, titles)
+
+
+CHAR_CELLS = 8.5 / 80  # a label character's width, in cells, at the zoom that fits labels
+
+
+def box_cells(lines: list[str]) -> int:
+    """How many cells wide a box should be to show its lines at the labels' zoom."""
+    longest = max((len(line) for line in lines), default=0)
+    return max(BOX_W, min(4, math.ceil(longest * CHAR_CELLS + 0.3)))
 
 
 def short_title(tree: FoldTree, grp: Group) -> str:
@@ -204,7 +231,7 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
     if grp.kind == MODULE:
         lines.append(grp.detail or "module")
     elif grp.kind == ITERATION:
-        lines.append(f"{grp.title} {grp.detail}")
+        lines.append("one pass of the loop")
     else:
         lines.append(grp.detail if grp.kind != REPEAT else _ends(folding, grp))
     members = set(tree.members(key))

@@ -446,7 +446,8 @@ def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnG
         nodes = "1 node" if members == 1 else f"{members:,} nodes"
         detail = f"{info.detail} · {nodes}" if info.detail else nodes
         g.nodes[box]["item"] = DrawnNode(box, MODULE, folding.tree.groups[key].title, detail)
-    placed = folding.place(g, boxes)
+    box_text = {box: box_lines(folding, key, g) for box, key in boxes.items()}
+    placed = folding.place(g, boxes, box_text)
     drawn = DrawnGraph()
     drawn.keys = stable_keys(g)
     for v, data in g.nodes(data=True):
@@ -461,7 +462,7 @@ def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnG
     drawn.collapsed = frozenset(folded)  # the hidden ones too: opening a box opens one level
     drawn.frames = placed.frames
     drawn.boxes = placed.boxes
-    drawn.box_text = {box: box_lines(folding, key, g) for box, key in boxes.items()}
+    drawn.box_text = box_text
     drawn.folds = folding.info
     drawn.folding = folding
     tree = folding.tree

@@ -329,9 +329,9 @@ class RunView:
             self.selection_changed.emit(keys)
 
     def inspect(self, key: str) -> None:
-        """Select one tensor or node (a click on it) and show it in the inspector; module
-        boxes and no_grad ops have only their tooltip."""
-        if key[:1] not in ("t", "n") or key not in self.graph.nodes:
+        """Select one tensor, node or folded group's box (a click on it) and show it in
+        the inspector; no_grad ops have only their tooltip."""
+        if not key.startswith(("t", "n", "m:")) or key not in self.graph.nodes:
             return
         self.select((key,))
         self.inspected = key

@@ -18,15 +18,22 @@ from PySide6.QtGui import (
     QTransform,
 )
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, UNTRACKED, DrawnGraph
+from autograd_viz.core.graph.graph_model import (
+    ACCUMULATE,
+    MODULE,
+    OPERATION,
+    UNTRACKED,
+    DrawnGraph,
+)
 from autograd_viz.core.playback.player import Frame
+from autograd_viz.ui.graph._fold_painting import box_gap, paint_boxes, paint_frames, screen_rect
 from autograd_viz.ui.graph._graph_style import LIGHT, STYLES, CanvasColours
 
 ARROW_PX = 8.0
 # Labels need this much room between layers and between rows, or they would overlap;
 # between COMPACT_DX_PX and LABEL_MIN_DX_PX operation names are shortened (Mul, Acc).
 LABEL_MIN_DX_PX = 80.0
-COMPACT_DX_PX = 48.0
+COMPACT_DX_PX = 36.0
 LABEL_MIN_DY_PX = 44.0
 # Rows closer than LABEL_MIN_DY_PX still have room for one line: each node's name alone
 # (its value and .grad are a hover away), down to this spacing; below it, no labels.
@@ -149,8 +156,13 @@ class GraphOverlayItem(pg.GraphicsObject):
         screen = self._screen_positions(transform)
         self.last_spacing_px = self.spacing_px(transform)
         labelled = self.labels_visible and self.labels_fit()
-        self._paint_groups(painter, screen, labelled)
+        graph = self._graph
+        if graph.frames:
+            paint_frames(painter, transform, graph, self.colours, self._op_font)
         self._paint_edges(painter, transform, screen)
+        if graph.boxes:
+            fonts = (self._title_font, self._detail_font)
+            paint_boxes(painter, transform, graph, self.colours, fonts, self.frame)
         if labelled:
             self._paint_labels(painter, screen)
         painter.restore()
@@ -186,16 +198,29 @@ class GraphOverlayItem(pg.GraphicsObject):
         nodes = self._graph.nodes
         geometry: list[Any] = []
         half = ARROW_PX * 0.45
+        boxes = {k: screen_rect(transform, r) for k, r in self._graph.boxes.items()}
         for source, target in self._graph.edges:
             a, b = screen[source], screen[target]
             dx, dy = b.x() - a.x(), b.y() - a.y()
             length = math.hypot(dx, dy)
-            start_gap = STYLES[nodes[source].kind].size / 2 + 2
-            end_gap = STYLES[nodes[target].kind].size / 2 + 3
-            if length <= start_gap + end_gap:
+            if length <= 1e-6:
                 geometry.append(None)
                 continue
             ux, uy = dx / length, dy / length
+            # An edge into or out of a folded group's box meets the box at its border.
+            start_gap = (
+                box_gap(boxes[source], ux, uy)
+                if source in boxes
+                else STYLES[nodes[source].kind].size / 2 + 2
+            )
+            end_gap = (
+                box_gap(boxes[target], ux, uy) + 1
+                if target in boxes
+                else STYLES[nodes[target].kind].size / 2 + 3
+            )
+            if length <= start_gap + end_gap:
+                geometry.append(None)
+                continue
             tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
             line = QLineF(QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap), tip)
             base_x, base_y = tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX
@@ -279,38 +304,6 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._paint_edge_labels(painter, labels, c.grad)
         self._paint_edge_labels(painter, cuts, c.cut)
 
-    def _paint_groups(
-        self, painter: QPainter, screen: dict[str, QPointF], labelled: bool = True
-    ) -> None:
-        """A frame around each open nn.Module's nodes, named by its path: around their
-        labels too where labels are drawn, around their marks alone where they are not (a
-        frame sized for hidden labels overlaps its neighbours)."""
-        if not self._graph.groups:
-            return
-        frame_colour = QColor(self.colours.group)
-        fill = QColor(self.colours.group)
-        fill.setAlpha(18)
-        painter.setFont(self._op_font)
-        metrics = QFontMetricsF(self._op_font)
-        for path, members in self._graph.groups.items():
-            extents = [
-                self._label_extent(m, screen[m]) if labelled else self._mark_extent(m, screen[m])
-                for m in members
-                if m in screen
-            ]
-            if not extents:
-                continue
-            left = min(e.left() for e in extents) - 8
-            right = max(e.right() for e in extents) + 8
-            top = min(e.top() for e in extents) - 8 - metrics.height()
-            bottom = max(e.bottom() for e in extents) + 6
-            box = QRectF(left, top, right - left, bottom - top)
-            painter.setPen(QPen(frame_colour, 1.0, Qt.PenStyle.DashLine))
-            painter.setBrush(fill)
-            painter.drawRoundedRect(box, 8, 8)
-            painter.setPen(frame_colour)
-            painter.drawText(QPointF(box.x() + 6, box.y() + 2 + metrics.ascent()), path)
-
     def label_half_widths(self, keys) -> dict[str, float]:
         """Half the width of each node's widest label line, as drawn in full."""
         op = QFontMetricsF(self._op_font)
@@ -318,13 +311,15 @@ class GraphOverlayItem(pg.GraphicsObject):
         half: dict[str, float] = {}
         for key in keys:
             node = self._graph.nodes[key]
-            if node.kind in (OPERATION, ACCUMULATE):
+            if node.kind == MODULE:
+                half[key] = 0.0  # its text is inside its box, which the fit holds anyway
+            elif node.kind in (OPERATION, ACCUMULATE):
                 half[key] = op.horizontalAdvance(node.title) / 2
             else:
                 texts = (node.detail, node.grad)
                 if self.frame is not None and key in self.frame.labels:
                     texts = self.frame.labels[key]  # what this moment of playback shows
-                lines = [title.horizontalAdvance(node.title)]
+                lines = [title.horizontalAdvance(self._graph.short.get(key, node.title))]
                 lines += [detail.horizontalAdvance(t) for t in texts if t]
                 half[key] = max(lines) / 2
         return half
@@ -405,9 +400,10 @@ class GraphOverlayItem(pg.GraphicsObject):
         shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
         half = self.label_half_widths(shown)
         room = _room_beside(shown, half)
+        short = self._graph.short
         for key, node in self._graph.nodes.items():
             centre = shown.get(key)
-            if centre is None:
+            if centre is None or node.kind == MODULE:
                 continue
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
@@ -421,7 +417,7 @@ class GraphOverlayItem(pg.GraphicsObject):
                 detail, grad = node.detail, node.grad
                 if self.frame is not None and key in self.frame.labels:
                     detail, grad = self.frame.labels[key]
-                title = node.title
+                title = short.get(key, node.title)  # `weight` inside model.0's frame
                 too_wide = title_metrics.horizontalAdvance(title) / 2 > room[key]
                 if node.kind == UNTRACKED and too_wide:
                     # `kaiming_uniform (no_grad)` beside `zero_ (no_grad)`: the grey box and

@@ -46,6 +46,10 @@ def fitted_range(
     width_px, height_px = (max(1.0, float(v)) for v in size_px)
     xs = [n.x for n in graph.nodes.values()]
     ys = [n.y for n in graph.nodes.values()]
+    # A folded picture's frames and boxes reach past its nodes: their corners count too.
+    for left, bottom, right, top in (*graph.frames.values(), *graph.boxes.values()):
+        xs += [left + 0.4, right - 0.4]
+        ys += [bottom + 0.3, top - 0.3]
 
     def span(low: float, high: float) -> tuple[float, float]:
         extra = max(0.0, MIN_SPAN - (high - low)) / 2

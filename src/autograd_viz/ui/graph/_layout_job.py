@@ -21,14 +21,17 @@ class LayoutJob(QRunnable):
     """Runs `prepare_run` for a trace (one job: layout, freeing, steps, source map);
     answers through `signals`."""
 
-    def __init__(self, generation: int, trace: Trace, previous: dict | None) -> None:
+    def __init__(
+        self, generation: int, trace: Trace, previous: dict | None, choices: dict | None = None
+    ) -> None:
         super().__init__()
         self.generation, self.trace, self.previous = generation, trace, previous
+        self.choices = choices  # the learner's folds, by group key (a copy: this is a thread)
         self.signals = _Signals()
 
     def run(self) -> None:
         try:
-            run = prepare_run(self.trace, previous=self.previous)
+            run = prepare_run(self.trace, previous=self.previous, choices=self.choices)
         except Exception as exc:  # the canvas says so instead of hanging on "laying out"
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return

@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
@@ -82,6 +82,7 @@ class GraphCanvas(pg.PlotWidget):
         # narrower (the inspector opening beside it) fits again instead of cutting labels.
         self.follows_fit = True
         box = self.getViewBox()
+        self.scene().sigMouseClicked.connect(self._scene_clicked)
         box.sigRangeChanged.connect(lambda *_: self._overlay.update())
         box.sigRangeChangedManually.connect(self._moved_by_hand)
         box.sigResized.connect(self._viewport_resized)
@@ -145,9 +146,9 @@ class GraphCanvas(pg.PlotWidget):
         self._generation += 1
         previous = self.graph.heights() if self.graph.nodes else None
         if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
-            self.view.show(prepare_run(trace, previous=previous))
+            self.view.show(prepare_run(trace, previous=previous, choices=self.view.fold_choices))
             return
-        job = LayoutJob(self._generation, trace, previous)
+        job = LayoutJob(self._generation, trace, previous, dict(self.view.fold_choices))
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
@@ -227,6 +228,12 @@ class GraphCanvas(pg.PlotWidget):
         reused, so pyqtgraph's symbol atlas renders each look once, not once per frame."""
         key = (kind, state)
         look = self._looks.get(key)
+        if look is None and kind == MODULE:
+            # A folded group is painted as a card by the overlay; its marker only takes
+            # the pointer (hover for the tooltip) at the card's centre.
+            clear = QColor(0, 0, 0, 0)
+            look = (pg.mkBrush(clear), pg.mkPen(clear), STYLES[kind].size)
+            self._looks[key] = look
         if look is None:
             style = STYLES[kind]
             fill, outline = QColor(style.fill), QColor(style.outline)
@@ -409,6 +416,9 @@ class GraphCanvas(pg.PlotWidget):
             return
         key = str(points[0].data())
         if event is not None and event.double():
+            if key.startswith("m:"):  # the middle of a folded group's card
+                self.toggle_module(key[2:])
+                return
             path = self.module_of(key)
             if path is not None:
                 self.toggle_module(path)
@@ -416,10 +426,35 @@ class GraphCanvas(pg.PlotWidget):
         self.node_clicked.emit(key)
 
     def module_of(self, key: str) -> str | None:
-        """The module a node belongs to (its own path for a collapsed box), if any."""
-        if key.startswith("m:"):
-            return key[2:]
-        return next((p for p, members in self.graph.groups.items() if key in members), None)
+        """The innermost group a node is drawn in (its own for a folded box), if any."""
+        chain = self.view.breadcrumb(key)
+        return chain[-1] if chain else None
+
+    def box_at(self, point: QPointF) -> str | None:
+        """The folded group's box under a point of the view (layout units), if any."""
+        x, y = point.x(), point.y()
+        for key, (left, bottom, right, top) in self.graph.boxes.items():
+            if left <= x <= right and bottom <= y <= top:
+                return key
+        return None
+
+    def _scene_clicked(self, event) -> None:
+        """A click on a folded group's card (anywhere on it, not just its centre) selects
+        it; a double-click opens it."""
+        # Items see a click first: one a marker took (it may have just drawn a box where
+        # it was clicked) is not a click on a box.
+        if event.isAccepted() or event.button() != Qt.MouseButton.LeftButton:
+            return
+        if not self.graph.boxes:
+            return
+        key = self.box_at(self.getViewBox().mapSceneToView(event.scenePos()))
+        if key is None:
+            return
+        event.accept()
+        if event.double():
+            self.toggle_module(key[2:])
+        else:
+            self.node_clicked.emit(key)
 
     def _tooltip(self, x: float, y: float, data: object) -> str:
         key = str(data)
@@ -427,7 +462,16 @@ class GraphCanvas(pg.PlotWidget):
         if self.trace is None or node is None:
             return ""
         if key.startswith("m:"):
-            return f"nn.Module {node.title}, collapsed: {node.detail}"
+            lines = self.graph.box_text.get(key, [node.title])
+            what = "nn.Module" if self.graph.folds.get(key[2:], None) is None else {
+                "module": "nn.Module", "repeat": "Repeated modules", "loop": "Loop",
+                "iteration": "Loop iteration", "middle": "Loop iterations",
+            }.get(self.graph.folds[key[2:]].kind, "Group")  # fmt: skip
+            return (
+                f"{what} {node.title}, folded: {node.detail}\n"
+                + "\n".join(lines[1:])
+                + "\n(double-click or Enter to open)"
+            )
         if key.startswith("u"):
             return (
                 f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
@@ -435,4 +479,8 @@ class GraphCanvas(pg.PlotWidget):
             )
         text = describe(self.trace, key, self.view)
         path = self.module_of(key)
-        return text + (f"\ninside {path} (double-click to collapse)" if path else "")
+        if path is None:
+            return text
+        info = self.graph.folds.get(path)
+        name = path if info is None or info.kind == "module" else info.title
+        return text + f"\ninside {name} (double-click to fold)"

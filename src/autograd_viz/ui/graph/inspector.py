@@ -17,6 +17,7 @@ from autograd_viz.ui.graph._value_plot import ValuePlot
 from autograd_viz.ui.graph._value_table import ValueTable
 
 MAX_VALUE_TEXT = 240  # longer printed values are summarised (shape, range, mean, norm)
+MAX_BOX_PARAMS = 24  # a folded group's inspector lists this many of its parameters
 
 
 def _numeric(data: object) -> np.ndarray | None:
@@ -143,6 +144,8 @@ class Inspector(QWidget):
         self.show()
         if key.startswith("t"):
             self._show_tensor(trace, key, line)
+        elif key.startswith("m:"):
+            self._show_box(trace, key)
         else:
             self._show_node(trace, key, line)
 
@@ -224,6 +227,39 @@ class Inspector(QWidget):
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(node.name, rows))
         self.details.setToolTip("")
+        self._hide_values()
+
+    def _show_box(self, trace: Trace, key: str) -> None:
+        """A folded group: what its box says, then each parameter inside it with its value
+        and `.grad` at the moment shown."""
+        view = self.view
+        graph = view.graph if view is not None else None
+        folding = graph.folding if graph is not None else None
+        if graph is None or folding is None or key not in graph.nodes:
+            self.clear()
+            return
+        lines = graph.box_text.get(key, [])
+        rows = [("folded", graph.nodes[key].detail), *(("", line) for line in lines[1:])]
+        now = self._now(trace)
+        if now is not None:
+            rows.append(("shown", self._moment(now)))
+        tensors = trace.index.tensors
+        params = [
+            tensors[v]
+            for v in folding.tree.members(key[2:])
+            if v in tensors and tensors[v].is_leaf and tensors[v].requires_grad
+        ]
+        for t in params[:MAX_BOX_PARAMS]:
+            value, grad = t.value, t.grad
+            if now is not None:
+                (value, _), (grad, _) = now.value_now(t.id), now.grad_now(t.id)
+            name = graph.short.get(t.id) or t.name or trace.index.name_of(t.id)
+            shown = format_value(grad) if grad is not None else "None"
+            rows.append((name, f"{format_value(value)}  ·  .grad {shown}"))
+        if len(params) > MAX_BOX_PARAMS:
+            rows.append(("", f"and {len(params) - MAX_BOX_PARAMS} more parameters"))
+        self.details.setText(self._rows(graph.nodes[key].title, rows))
+        self.details.setToolTip("Double-click the box (or press Enter) to open it")
         self._hide_values()
 
     def _plot(self, value: TensorValue | None, what: str) -> None:

@@ -1,0 +1,138 @@
+"""Painting a folded picture's frames and boxes, in screen pixels, from the rectangles the
+layout gave them (so they nest and never overlap at any zoom)."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QTransform
+
+from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
+from autograd_viz.core.graph.graph_model import DrawnGraph
+from autograd_viz.core.playback.player import Frame
+from autograd_viz.ui.graph._graph_style import CanvasColours
+
+_STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one thing
+MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
+LOOP_COLOUR = "#0d9488"  # loops and their iterations; modules keep the group colour
+
+
+def screen_rect(transform: QTransform, rect: tuple[float, float, float, float]) -> QRectF:
+    """A layout rectangle (left, bottom, right, top) in screen pixels."""
+    left, bottom, right, top = rect
+    return transform.mapRect(QRectF(QPointF(left, bottom), QPointF(right, top))).normalized()
+
+
+def box_gap(rect: QRectF, ux: float, uy: float) -> float:
+    """How far from a box's centre its border is, going in direction (ux, uy): where an
+    edge into or out of the box starts or ends."""
+    hw, hh = rect.width() / 2, rect.height() / 2
+    across = hw / abs(ux) if abs(ux) > 1e-9 else math.inf
+    down = hh / abs(uy) if abs(uy) > 1e-9 else math.inf
+    return min(across, down) + 2
+
+
+def _kind_colour(kind: str, colours: CanvasColours) -> QColor:
+    return QColor(LOOP_COLOUR if kind in (LOOP, ITERATION, MIDDLE) else colours.group)
+
+
+def paint_frames(
+    painter: QPainter,
+    transform: QTransform,
+    graph: DrawnGraph,
+    colours: CanvasColours,
+    font: QFont,
+) -> None:
+    """A dashed frame around each open group, its title in the band along its top where
+    the zoom leaves room for it (and elided to the frame's width)."""
+    metrics = QFontMetricsF(font)
+    painter.setFont(font)
+    view = QRectF(painter.viewport())
+    for key, rect in graph.frames.items():
+        box = screen_rect(transform, rect)
+        if not box.intersects(view):
+            continue
+        info = graph.folds.get(key)
+        kind = info.kind if info is not None else ""
+        colour = _kind_colour(kind, colours)
+        fill = QColor(colour)
+        fill.setAlpha(14)
+        painter.setPen(QPen(colour, 1.0, Qt.PenStyle.DashLine))
+        painter.setBrush(fill)
+        painter.drawRoundedRect(box, 6, 6)
+        # The title sits on the frame's top edge, as a fieldset's legend does: the rows
+        # leave half a row between frames and what they hold, so it fits at every zoom
+        # that leaves a row more than about a line of text.
+        row_px = abs(transform.map(QPointF(0, 0)).y() - transform.map(QPointF(0, 1)).y())
+        if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 30:
+            continue
+        room = box.width() - 20
+        # The class or count goes first where the name and it do not both fit.
+        heading = info.heading if metrics.horizontalAdvance(info.heading) <= room else info.title
+        text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
+        width = metrics.horizontalAdvance(text)
+        plate = QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(colours.background))
+        painter.drawRect(plate)
+        painter.setPen(colour)
+        painter.drawText(QPointF(plate.x() + 3, plate.y() + metrics.ascent()), text)
+
+
+def paint_boxes(
+    painter: QPainter,
+    transform: QTransform,
+    graph: DrawnGraph,
+    colours: CanvasColours,
+    fonts: tuple[QFont, QFont],
+    frame: Frame | None,
+) -> None:
+    """Each folded group as a card with its name, what it is, its shapes and parameters:
+    as many lines as its height holds, each elided to its width; the title always. A
+    repeat or loop is a stack of cards. A box lights up while an op inside it runs."""
+    title_font, detail_font = fonts
+    title_metrics, detail_metrics = QFontMetricsF(title_font), QFontMetricsF(detail_font)
+    lit = frame.step.lit if frame is not None and frame.step is not None else frozenset()
+    visited = frame.visited if frame is not None else None
+    view = QRectF(painter.viewport())
+    for box_key, rect in graph.boxes.items():
+        box = screen_rect(transform, rect)
+        if not box.intersects(view):
+            continue
+        key = box_key[2:]
+        info = graph.folds.get(key)
+        kind = info.kind if info is not None else ""
+        colour = _kind_colour(kind, colours)
+        fill = QColor(colour)
+        faded = visited is not None and box_key not in visited and box_key not in lit
+        fill.setAlpha(28 if faded else 55)
+        border = QColor(colour)
+        if faded:
+            border.setAlpha(90)
+        if kind in _STACKED:  # two cards behind: several of one thing
+            for offset in (6, 3):
+                painter.setPen(QPen(border, 1.0))
+                painter.setBrush(QColor(colours.background))
+                painter.drawRoundedRect(box.translated(offset, -offset), 6, 6)
+        pen = QPen(QColor(colours.current), 3.0) if box_key in lit else QPen(border, 1.4)
+        painter.setPen(pen)
+        painter.setBrush(QColor(colours.background))
+        painter.drawRoundedRect(box, 6, 6)
+        painter.setBrush(fill)
+        painter.drawRoundedRect(box, 6, 6)
+        lines = graph.box_text.get(box_key) or [graph.nodes[box_key].title]
+        inner = box.adjusted(6, 3, -6, -3)
+        y = inner.y()
+        for i, line in enumerate(lines):
+            metrics, font = (title_metrics, title_font) if i == 0 else (detail_metrics, detail_font)
+            if i > 0 and y + metrics.height() > inner.bottom() + 1:
+                break  # no room for more: the title is always drawn
+            text = metrics.elidedText(line, Qt.TextElideMode.ElideRight, max(inner.width(), 8))
+            painter.setFont(font)
+            painter.setPen(QColor(colours.title if i == 0 else colours.detail))
+            if faded:
+                painter.setOpacity(0.55)
+            painter.drawText(QPointF(inner.x(), y + metrics.ascent()), text)
+            painter.setOpacity(1.0)
+            y += metrics.height()
