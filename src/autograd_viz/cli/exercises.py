@@ -21,7 +21,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals, read_source
+from autograd_viz.cli._common import (
+    ExitCode,
+    Terminated,
+    ended_by_signals,
+    hidden_torch,
+    read_source,
+)
 from autograd_viz.cli._outputs import output_over_input, unwritable, write_text_atomic
 from autograd_viz.cli._values import OneLineParser, number
 from autograd_viz.core.learning.exercises import DEFAULT_TIMEOUT, EXERCISES
@@ -122,6 +128,8 @@ def check_main(argv: list[str]) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return ExitCode.USAGE
+    if hidden_torch("autograd-viz check"):
+        return ExitCode.USAGE
 
     from autograd_viz.core.learning.exercise_runner import check_solution
 
@@ -196,6 +204,8 @@ def gradcheck_main(argv: list[str]) -> int:
         source = read_source(args.file)
     except SystemExit as exc:
         print(exc, file=sys.stderr)
+        return ExitCode.USAGE
+    if hidden_torch("autograd-viz gradcheck"):
         return ExitCode.USAGE
 
     from autograd_viz.core.learning.exercise_runner import SolutionError, run_gradient_check

@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 from typing import IO
 
-from autograd_viz.cli._common import ExitCode, read_source
+from autograd_viz.cli._common import ExitCode, hidden_torch, read_source
 from autograd_viz.cli._outputs import (
     absolute_output,
     output_over_input,
@@ -181,9 +181,11 @@ def _prepare(args: argparse.Namespace, file: Path | None, prog: str) -> str | No
 
 def descent_main(argv: list[str]) -> int:
     """`autograd-viz descent`: one descent path, headless."""
+    prog = "autograd-viz descent"
+    if hidden_torch(prog, safe_path=False):  # this process imports torch for the built-ins
+        return ExitCode.USAGE
     from autograd_viz.core.descent.paths import FUNCTIONS
 
-    prog = "autograd-viz descent"
     args = _descent_parser().parse_args(argv)
     file = None if args.function in FUNCTIONS else Path(args.function)
     if file is not None and file.suffix != ".py":
@@ -252,6 +254,8 @@ def landscape_main(argv: list[str]) -> int:
     """`autograd-viz landscape`: a model's loss landscape and projected SGD path, headless."""
     prog = "autograd-viz landscape"
     args = _landscape_parser().parse_args(argv)
+    if hidden_torch(prog):
+        return ExitCode.USAGE
     if (reason := _prepare(args, args.file, prog)) is not None:
         print(reason, file=sys.stderr)
         return ExitCode.USAGE
