@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from autograd_viz.session import KernelSession, KernelState
+from tests.core.test_process_lifetime import _alive, _gone_soon
 from tests.session.test_kernel_session import _run
 
 pytestmark = [
@@ -39,21 +39,6 @@ deadline = time.monotonic() + 10
 while not os.path.exists({pidfile!r}) and time.monotonic() < deadline:
     time.sleep(0.01)
 """
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone_soon(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not _alive(pid)
 
 
 def _started(qtbot) -> KernelSession:

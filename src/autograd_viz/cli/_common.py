@@ -17,6 +17,7 @@ __all__ = [
     "ended_by_signals",
     "hidden_torch",
     "read_source",
+    "runnable_source",
     "shadowing_file",
     "split_script_args",
 ]
@@ -45,6 +46,18 @@ def read_source(path: Path) -> str:
         return read_source_file(path)
     except UnreadableFile as exc:
         raise SystemExit(f"autograd-viz: {exc}") from None
+
+
+def runnable_source(path: Path, prog: str, *, safe_path: bool = True) -> str | None:
+    """The text of a script the command can run, or None once the one-line reason it
+    cannot is printed: it is unreadable (read_source), or a user's file hides PyTorch
+    (hidden_torch, with `safe_path` as there)."""
+    try:
+        source = read_source(path)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return None
+    return None if hidden_torch(prog, safe_path=safe_path) else source
 
 
 def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
