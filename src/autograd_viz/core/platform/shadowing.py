@@ -48,6 +48,5 @@ def import_torch():  # -> torch (not imported where this module is)
         hidden = shadowing_file("torch")
         if hidden is None:
             raise
-        sys.modules.pop("torch", None)  # a later import must look again, not reuse the fake
         raise HiddenModule(hidden) from exc
     return torch
