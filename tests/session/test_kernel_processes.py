@@ -69,6 +69,8 @@ def test_a_daemon_that_cleared_its_environment_ends_with_the_session(qtbot, tmp_
             os.kill(pid, signal.SIGKILL)
 
 
+# Two kernel starts (~10 s on a loaded machine); the session test above is its bounded form.
+@pytest.mark.slow
 def test_a_daemon_that_cleared_its_environment_ends_with_a_restart(qtbot, tmp_path) -> None:
     session = _started(qtbot)
     try:
