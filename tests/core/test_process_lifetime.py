@@ -208,6 +208,51 @@ def test_a_torch_py_that_hides_pytorch_is_named(tmp_path: Path) -> None:
     assert done.stderr.strip() == f"autograd-viz trace: a file torch.py in {hiding} hides PyTorch"
 
 
+HIDDEN_CASES = {
+    "check": ("check", "grad_of", "{script}"),
+    "gradcheck": ("gradcheck", "{script}", "--at", "1"),
+    "descent": ("descent", "--function", "{script}"),
+    "landscape": ("landscape", "{script}"),
+}
+
+
+@pytest.mark.parametrize("case", HIDDEN_CASES)
+def test_every_command_that_runs_user_code_names_a_torch_py_on_its_path(
+    case: str, tmp_path: Path
+) -> None:
+    hiding = tmp_path / "hiding"
+    hiding.mkdir()
+    (hiding / "torch.py").write_text("raise ImportError('not the real torch')\n")
+    script = tmp_path / "s.py"
+    script.write_text("import torch\ndef loss(w, b):\n    return w * b\n")
+    args = [a.format(script=script) for a in HIDDEN_CASES[case]]
+    command, env = _command(*args, tmp_path=tmp_path)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, str(hiding)])
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"autograd-viz {case}: a file torch.py in {hiding} hides PyTorch"
+
+
+def test_descent_names_a_torch_py_in_the_working_directory(tmp_path: Path) -> None:
+    # `python -m autograd_viz descent` imports torch in this very process, from the cwd first.
+    (tmp_path / "torch.py").write_text("raise ImportError('not the real torch')\n")
+    done, _ = _run("descent", tmp_path=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"autograd-viz descent: a file torch.py in {tmp_path} hides PyTorch"
+    )
+
+
+def test_check_is_not_stopped_by_a_torch_py_its_child_does_not_see(tmp_path: Path) -> None:
+    # The solution's child starts with -P: the caller's working directory is not its path.
+    (tmp_path / "torch.py").write_text("raise ImportError('not the real torch')\n")
+    (tmp_path / "sol.py").write_text(SOLUTION)
+    done, _ = _run("check", "grad_of", str(tmp_path / "sol.py"), tmp_path=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("passed, 0 failed")
+
+
 def test_shadowing_file_says_nothing_for_the_real_torch() -> None:
     assert shadowing_file("torch") is None
     assert process_start(os.getpid()) is not None

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Iterator
 from enum import IntEnum
 from pathlib import Path
 
+from autograd_viz.core.platform.shadowing import shadowing_file
+
 __all__ = [
     "ExitCode",
     "ended_by_signals",
+    "hidden_torch",
     "read_source",
+    "runnable_source",
     "shadowing_file",
     "split_script_args",
 ]
@@ -41,6 +46,18 @@ def read_source(path: Path) -> str:
         return read_source_file(path)
     except UnreadableFile as exc:
         raise SystemExit(f"autograd-viz: {exc}") from None
+
+
+def runnable_source(path: Path, prog: str, *, safe_path: bool = True) -> str | None:
+    """The text of a script the command can run, or None once the one-line reason it
+    cannot is printed: it is unreadable (read_source), or a user's file hides PyTorch
+    (hidden_torch, with `safe_path` as there)."""
+    try:
+        source = read_source(path)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return None
+    return None if hidden_torch(prog, safe_path=safe_path) else source
 
 
 def split_script_args(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -78,17 +95,11 @@ def ended_by_signals() -> Iterator[None]:
             signal.signal(number, previous)
 
 
-def shadowing_file(module: str = "torch") -> str | None:
-    """When `module` cannot be imported because a user's file of that name comes first on
-    sys.path, a sentence that names it ("a file torch.py in /path hides PyTorch"); else None."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    origin = getattr(spec, "origin", None) or ""
-    if not origin.endswith(".py") or Path(origin).name == "__init__.py":
-        return None  # the real package (a folder with __init__.py), or a built-in
-    what = "PyTorch" if module == "torch" else f"the module {module}"
-    return f"a file {Path(origin).name} in {Path(origin).parent} hides {what}"
+def hidden_torch(prog: str, *, safe_path: bool = True) -> bool:
+    """Whether a user's file hides PyTorch; if so the command's one line says which
+    ("PROG: a file torch.py in /path hides PyTorch"). `safe_path`: as a `python -P` child
+    would import it (the working directory left out); without it, as this process would."""
+    hidden = shadowing_file("torch", safe_path=safe_path)
+    if hidden is not None:
+        print(f"{prog}: {hidden}", file=sys.stderr)
+    return hidden is not None

@@ -14,6 +14,7 @@ from autograd_viz.core.platform.atomic_files import write_bytes_via, write_text_
 
 __all__ = [
     "absolute_output",
+    "json_output_problem",
     "output_over_input",
     "real_stdout",
     "unwritable",
@@ -54,6 +55,12 @@ def unwritable(path: str | Path | None) -> str:
     if Path(path).is_dir():
         return f"cannot write {path}: it is a folder"
     return ""
+
+
+def json_output_problem(json_out: str | None, inputs: list[str | Path]) -> str:
+    """Why `--json OUT` cannot be written: it is one of the input files, or its folder is
+    missing or read-only; "" when it can (checked before any of the user's code runs)."""
+    return output_over_input({"--json": json_out}, inputs) or unwritable(json_out)
 
 
 def absolute_output(path: str | None) -> str | None:

@@ -1,8 +1,14 @@
-"""`descent --function FILE.py` and `landscape FILE.py` run the user's file in a child
-process, as `trace` does: `--timeout S` stops it (its start-up and torch's import not
-counted), the child has the kernel's memory cap, a crash is one line, and nothing the
-file started outlives the command. The child writes `started` to a status file when the
-user's code is about to run, then `{"code": N}` when it is done. Imports no torch."""
+"""The one watcher of a child that runs user code (`trace`, `descent --function FILE.py`,
+`landscape FILE.py`): it starts `autograd-viz COMMAND … --child-status STATUS` in a session
+of its own with a fresh run mark, as the child subreaper (Linux), lets a command-specific
+loop watch it, says in one line that Ctrl+C, SIGTERM or SIGHUP stopped it, and then ends
+its process group, every process carrying the mark and every orphan below this one, and
+removes the status file.
+
+descent and landscape use it with a plain loop (run_watched): `--timeout S` stops the
+file's code (its start-up and torch's import not counted), a crash is one line. Their
+child writes `started` to the status file when the user's code is about to run, then
+`{"code": N}` when it is done. Imports no torch."""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals
@@ -30,7 +37,14 @@ POLL_S = 0.05
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STARTED = "started"
 
-__all__ = ["STARTED", "child_finish", "child_phase", "run_watched"]
+__all__ = [
+    "STARTED",
+    "child_finish",
+    "child_phase",
+    "kill_group",
+    "run_watched",
+    "watched_child",
+]
 
 
 def child_phase(status: str, name: str) -> None:
@@ -57,7 +71,8 @@ def _read(status: str) -> tuple[list[str], int | None]:
     return lines, None
 
 
-def _kill_group(process: subprocess.Popen) -> None:
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the child's process group (its own session: all it started and did not move)."""
     with contextlib.suppress(OSError):
         if os.name == "posix":
             os.killpg(process.pid, signal.SIGKILL)
@@ -65,64 +80,95 @@ def _kill_group(process: subprocess.Popen) -> None:
             process.kill()
 
 
-def run_watched(command: str, argv: list[str], file: Path, timeout: float | None) -> int:
-    """Run `autograd-viz COMMAND argv --child-status …` in a child; its exit code, or a
-    one-line message and TIMEOUT, CRASHED or OUT_OF_MEMORY. As `trace` does, it ends every
-    process the file started (a double-forked daemon too) and SIGTERM/SIGHUP stop the child."""
-    with reaping_orphans(), ended_by_signals():
-        return _run_watched(command, argv, file, timeout)
+Watch = Callable[[subprocess.Popen, str], int]  # (the child, its status file) -> exit code
 
 
-def _run_watched(command: str, argv: list[str], file: Path, timeout: float | None) -> int:
+def watched_child(
+    command: str,
+    argv: Sequence[str],
+    file: Path,
+    watch: Watch,
+    *,
+    after: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
+) -> int:
+    """Run `autograd-viz COMMAND argv --child-status STATUS after…` in a child watched by
+    `watch`; its exit code (130 or 128 + N when Ctrl+C or a signal stopped it). Whatever
+    happens, nothing the child started outlives this call and the status file is removed."""
     prog = f"autograd-viz {command}"
     handle, status = tempfile.mkstemp(prefix=f"autograd-viz-{command}-", suffix=".status")
     os.close(handle)
-    env = dict(os.environ)
+    env = dict(os.environ if env is None else env)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
     mark = env[RUN_MARK] = new_run_mark()  # whatever the file starts inherits it
-    process = subprocess.Popen(
-        self_command(command, *argv, "--child-status", status),
-        stdin=subprocess.DEVNULL,
-        env=env,
-        start_new_session=os.name == "posix",
-    )
-    try:
-        deadline, counting = time.monotonic() + STARTUP_LIMIT_S, False
-        while (code := process.poll()) is None:
-            if not counting and STARTED in _read(status)[0]:
-                counting = True
-                deadline = float("inf") if timeout is None else time.monotonic() + timeout
-            if time.monotonic() > deadline:
-                _kill_group(process)
-                process.wait()
-                what = f"{file} ran longer than the {timeout:g} s timeout and was stopped"
-                if not counting:
-                    what = f"Python could not start {file} within {STARTUP_LIMIT_S:g} s"
-                print(f"{prog}: {what}", file=sys.stderr)
-                return ExitCode.TIMEOUT
-            time.sleep(POLL_S)
-        finished = _read(status)[1]
-        if finished is not None:
-            return finished
-        if code < 0 and -code == getattr(signal, "SIGKILL", 9):
-            print(f"{prog}: {file} was killed (SIGKILL), likely out of memory", file=sys.stderr)
-            return ExitCode.OUT_OF_MEMORY
-        how = f"signal {-code}" if code < 0 else f"exit code {code}: os._exit() or a fatal error"
-        print(f"{prog}: {file} ended Python itself ({how})", file=sys.stderr)
-        return ExitCode.CRASHED
-    except KeyboardInterrupt:
-        print(f"{prog}: {file}: interrupted", file=sys.stderr)
-        return 130
-    except Terminated as stop:
-        print(
-            f"{prog}: {file}: stopped by {signal.Signals(int(stop.code) - 128).name}",
-            file=sys.stderr,
-        )
-        return int(stop.code)
-    finally:
-        _kill_group(process)
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            process.wait(timeout=10)
-        end_processes(mark)
-        with contextlib.suppress(OSError):
-            os.unlink(status)
+    # Every orphan that lands below this process meanwhile is the file's.
+    with reaping_orphans(), ended_by_signals():
+        try:
+            # The child starts with `-P` where Python has it (self_command): the caller's
+            # working directory is not on its sys.path; our package comes from PYTHONPATH.
+            process = subprocess.Popen(
+                self_command(command, *argv, "--child-status", status, *after),
+                stdin=subprocess.DEVNULL,  # outside the terminal's group, a read would stop
+                env=env,
+                start_new_session=os.name == "posix",  # one kill reaches what the file started
+                pass_fds=tuple(pass_fds),
+            )
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(status)
+            raise
+        try:
+            return watch(process, status)
+        except KeyboardInterrupt:
+            print(f"{prog}: {file}: interrupted", file=sys.stderr, flush=True)
+            return 130
+        except Terminated as stop:
+            name = signal.Signals(int(stop.code) - 128).name
+            print(f"{prog}: {file}: stopped by {name}", file=sys.stderr, flush=True)
+            return int(stop.code)
+        finally:
+            kill_group(process)
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                process.wait(timeout=10)
+            end_processes(mark)
+            with contextlib.suppress(OSError):
+                os.unlink(status)
+
+
+def run_watched(command: str, argv: list[str], file: Path, timeout: float | None) -> int:
+    """Run `autograd-viz COMMAND argv --child-status …` in a child; its exit code, or a
+    one-line message and TIMEOUT, CRASHED or OUT_OF_MEMORY."""
+
+    def watch(process: subprocess.Popen, status: str) -> int:
+        return _watch_phases(f"autograd-viz {command}", process, status, file, timeout)
+
+    return watched_child(command, argv, file, watch)
+
+
+def _watch_phases(
+    prog: str, process: subprocess.Popen, status: str, file: Path, timeout: float | None
+) -> int:
+    deadline, counting = time.monotonic() + STARTUP_LIMIT_S, False
+    while (code := process.poll()) is None:
+        if not counting and STARTED in _read(status)[0]:
+            counting = True
+            deadline = float("inf") if timeout is None else time.monotonic() + timeout
+        if time.monotonic() > deadline:
+            kill_group(process)
+            process.wait()
+            what = f"{file} ran longer than the {timeout:g} s timeout and was stopped"
+            if not counting:
+                what = f"Python could not start {file} within {STARTUP_LIMIT_S:g} s"
+            print(f"{prog}: {what}", file=sys.stderr)
+            return ExitCode.TIMEOUT
+        time.sleep(POLL_S)
+    finished = _read(status)[1]
+    if finished is not None:
+        return finished
+    if code < 0 and -code == getattr(signal, "SIGKILL", 9):
+        print(f"{prog}: {file} was killed (SIGKILL), likely out of memory", file=sys.stderr)
+        return ExitCode.OUT_OF_MEMORY
+    how = f"signal {-code}" if code < 0 else f"exit code {code}: os._exit() or a fatal error"
+    print(f"{prog}: {file} ended Python itself ({how})", file=sys.stderr)
+    return ExitCode.CRASHED

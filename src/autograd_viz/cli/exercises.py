@@ -21,8 +21,13 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from autograd_viz.cli._common import ExitCode, Terminated, ended_by_signals, read_source
-from autograd_viz.cli._outputs import output_over_input, unwritable, write_text_atomic
+from autograd_viz.cli._common import (
+    ExitCode,
+    Terminated,
+    ended_by_signals,
+    runnable_source,
+)
+from autograd_viz.cli._outputs import json_output_problem, write_text_atomic
 from autograd_viz.cli._values import OneLineParser, number
 from autograd_viz.core.learning.exercises import DEFAULT_TIMEOUT, EXERCISES
 
@@ -95,7 +100,7 @@ def _output_problem(json_out: str | None, file: Path) -> str:
         memory_limit()
     except ValueError as exc:
         return str(exc)
-    return output_over_input({"--json": json_out}, [file]) or unwritable(json_out)
+    return json_output_problem(json_out, [file])
 
 
 def check_main(argv: list[str]) -> int:
@@ -117,10 +122,7 @@ def check_main(argv: list[str]) -> int:
     if why := _output_problem(args.json_out, args.file):
         print(f"autograd-viz check: {why}", file=sys.stderr)
         return ExitCode.USAGE
-    try:
-        source = read_source(args.file)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
+    if (source := runnable_source(args.file, "autograd-viz check")) is None:
         return ExitCode.USAGE
 
     from autograd_viz.core.learning.exercise_runner import check_solution
@@ -192,10 +194,7 @@ def gradcheck_main(argv: list[str]) -> int:
     except ValueError:
         print(f"autograd-viz gradcheck: --at wants numbers, not {args.at!r}", file=sys.stderr)
         return ExitCode.USAGE
-    try:
-        source = read_source(args.file)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
+    if (source := runnable_source(args.file, "autograd-viz gradcheck")) is None:
         return ExitCode.USAGE
 
     from autograd_viz.core.learning.exercise_runner import SolutionError, run_gradient_check

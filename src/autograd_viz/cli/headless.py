@@ -11,12 +11,11 @@ import traceback
 from pathlib import Path
 from typing import IO
 
-from autograd_viz.cli._common import ExitCode, read_source
+from autograd_viz.cli._common import ExitCode, hidden_torch, runnable_source
 from autograd_viz.cli._outputs import (
     absolute_output,
-    output_over_input,
+    json_output_problem,
     real_stdout,
-    unwritable,
     write_text_atomic,
 )
 from autograd_viz.cli._values import OneLineParser, count, number, point
@@ -171,9 +170,7 @@ def _limits(prog: str) -> int | None:
 
 def _prepare(args: argparse.Namespace, file: Path | None, prog: str) -> str | None:
     """Checks the parent makes before any code runs; a one-line reason, or None."""
-    if file is not None and (clash := output_over_input({"--json": args.json_out}, [file])):
-        return f"{prog}: {clash}"
-    if why := unwritable(args.json_out):
+    if why := json_output_problem(args.json_out, [] if file is None else [file]):
         return f"{prog}: {why}"
     args.json_out = absolute_output(args.json_out)  # before the file can os.chdir
     return None
@@ -181,9 +178,11 @@ def _prepare(args: argparse.Namespace, file: Path | None, prog: str) -> str | No
 
 def descent_main(argv: list[str]) -> int:
     """`autograd-viz descent`: one descent path, headless."""
+    prog = "autograd-viz descent"
+    if hidden_torch(prog, safe_path=False):  # this process imports torch for the built-ins
+        return ExitCode.USAGE
     from autograd_viz.core.descent.paths import FUNCTIONS
 
-    prog = "autograd-viz descent"
     args = _descent_parser().parse_args(argv)
     file = None if args.function in FUNCTIONS else Path(args.function)
     if file is not None and file.suffix != ".py":
@@ -196,12 +195,8 @@ def descent_main(argv: list[str]) -> int:
     if (reason := _prepare(args, file, prog)) is not None:
         print(reason, file=sys.stderr)
         return ExitCode.USAGE
-    code = None
     if file is not None:
-        try:
-            code = read_source(file)
-        except SystemExit as exc:
-            print(exc, file=sys.stderr)
+        if (code := runnable_source(file, prog, safe_path=False)) is None:
             return ExitCode.USAGE
         if args.child_status is None:
             return run_watched("descent", argv, file, args.timeout)
@@ -255,10 +250,7 @@ def landscape_main(argv: list[str]) -> int:
     if (reason := _prepare(args, args.file, prog)) is not None:
         print(reason, file=sys.stderr)
         return ExitCode.USAGE
-    try:
-        code = read_source(args.file)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
+    if (code := runnable_source(args.file, prog)) is None:
         return ExitCode.USAGE
     if args.child_status is None:
         return run_watched("landscape", argv, args.file, args.timeout)

@@ -32,40 +32,29 @@ import secrets
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import NoReturn
 
 from autograd_viz.cli._common import (
     ExitCode,
-    Terminated,
-    ended_by_signals,
-    read_source,
+    runnable_source,
     shadowing_file,
     split_script_args,
 )
 from autograd_viz.cli._outputs import (
     absolute_output,
-    output_over_input,
+    json_output_problem,
     real_stdout,
-    unwritable,
     write_text_atomic,
 )
 from autograd_viz.cli._values import OneLineParser, count, number
-from autograd_viz.core.platform.process_tree import (
-    RUN_MARK,
-    end_processes,
-    new_run_mark,
-    reaping_orphans,
-)
-from autograd_viz.core.platform.self_command import self_command
+from autograd_viz.cli._watched import kill_group, watched_child
 
 STARTUP_LIMIT_S = 120.0  # starting Python and importing torch, before the script's own time
 WRITE_LIMIT_S = 120.0  # writing the trace once the script returned (ours, not the script's)
 EXIT_GRACE_S = 5.0  # a child that wrote its final status and still runs is ended after this
 POLL_S = 0.05
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # src/, holding autograd_viz
 _STARTED, _RAN = "started", "ran"  # the phases the child writes before its final status
 _TOKEN_FD = "AUTOGRAD_VIZ_STATUS_FD"  # the inherited pipe holding this run's token
 
@@ -124,69 +113,27 @@ def _take_token() -> str:
         os.close(fd)
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    with contextlib.suppress(OSError):
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        elif process.poll() is None:
-            process.kill()
-
-
 def run_in_child(argv: list[str], script_args: list[str], file: Path, timeout: float | None) -> int:
-    """Run `trace argv -- script_args` in a child process; the exit code, and a one-line
-    message on failure."""
-    handle, status_path = tempfile.mkstemp(prefix="autograd-viz-trace-", suffix=".status")
-    os.close(handle)
-    mark = new_run_mark()
-    env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    env[RUN_MARK] = mark  # inherited by all the script starts: the sweep at the end finds them
-    # Every orphan that lands below this process meanwhile is the script's.
-    with reaping_orphans(), ended_by_signals():
-        return _run_marked(argv, script_args, file, timeout, env, status_path, mark)
-
-
-def _run_marked(
-    argv: list[str],
-    script_args: list[str],
-    file: Path,
-    timeout: float | None,
-    env: dict[str, str],
-    status_path: str,
-    mark: str,
-) -> int:
-    """Start and watch the child; end everything it started and remove the status file."""
-    # The child starts with `-P` where Python has it (self_command), so the caller's working
-    # directory is not on its sys.path: our package comes from PYTHONPATH, the script's
-    # folder is put first by as_python_script, as `python FILE` does.
-    command = self_command("trace", *argv, "--child-status", status_path, "--", *script_args)
+    """Run `trace argv -- script_args` in a child process (cli._watched: everything it
+    started is ended, its status file removed); the exit code, and a one-line message on
+    failure."""
     token, token_fd = _token_pipe()
+    env = dict(os.environ, PYTHONIOENCODING=os.environ.get("PYTHONIOENCODING", "utf-8"))
     env[_TOKEN_FD] = str(token_fd)
+
+    open_fds = [token_fd]
+
+    def watch(process: subprocess.Popen, status_path: str) -> int:
+        os.close(open_fds.pop())  # the child has its copy: ours would only keep the pipe open
+        return _watch(process, status_path, token, file, timeout)
+
     try:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,  # outside the terminal's process group, a read would stop
-            env=env,
-            start_new_session=os.name == "posix",  # one kill reaches whatever the script started
-            pass_fds=(token_fd,),
+        return watched_child(
+            "trace", argv, file, watch, after=("--", *script_args), env=env, pass_fds=(token_fd,)
         )
     finally:
-        os.close(token_fd)
-    try:
-        return _watch(process, status_path, token, file, timeout)
-    except KeyboardInterrupt:
-        _say(f"{file}: interrupted")
-        return 130
-    except Terminated as stop:
-        _say(f"{file}: stopped by {signal.Signals(int(stop.code) - 128).name}")
-        return int(stop.code)
-    finally:
-        _kill_group(process)
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            process.wait(timeout=10)
-        end_processes(mark)
-        with contextlib.suppress(OSError):
-            os.unlink(status_path)
+        for fd in open_fds:  # the child never started
+            os.close(fd)
 
 
 def _watch(
@@ -212,11 +159,11 @@ def _watch(
             # not (it cannot, or forged the line and went on) is ended here.
             finished_at = finished_at or now
             if now - finished_at > EXIT_GRACE_S:
-                _kill_group(process)
+                kill_group(process)
                 code = process.wait()
                 break
         if deadline is not None and now > deadline:
-            _kill_group(process)
+            kill_group(process)
             process.wait()
             if counting:
                 _say(f"{file} ran longer than the {timeout:g} s timeout and was stopped")
@@ -405,15 +352,9 @@ def trace_main(argv: list[str]) -> int:
         )
     args.file_as_typed, args.file = args.file, Path(args.file)  # sys.argv[0] is as typed
     args.script_args = script_args
-    try:
-        code = read_source(args.file)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
+    if (code := runnable_source(args.file, "autograd-viz trace")) is None:
         return ExitCode.USAGE
-    if clash := output_over_input({"--json": args.json_out}, [args.file]):
-        print(f"autograd-viz trace: {clash}", file=sys.stderr)
-        return ExitCode.USAGE
-    if why := unwritable(args.json_out):
+    if why := json_output_problem(args.json_out, [args.file]):
         print(f"autograd-viz trace: {why}", file=sys.stderr)
         return ExitCode.USAGE
     args.json_out = absolute_output(args.json_out)  # before the script can os.chdir

@@ -25,6 +25,7 @@ from autograd_viz.core.kernel.protocol import (
     version_problem,
 )
 from autograd_viz.core.platform.process_tree import new_run_mark
+from autograd_viz.core.platform.shadowing import HiddenModule
 from autograd_viz.core.trace import Trace
 from autograd_viz.session._call import VERSION_MISMATCH, Request, failure
 from autograd_viz.session._launch import OwnKernelSpecs, kernel_env
@@ -39,6 +40,7 @@ STREAM_BUFFER_LIMIT = 1_000_000
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _OUR_MIMES = (KERNEL_INFO_MIME, TRACE_MIME, RESULT_MIME)
+_ERROR = "error"  # beside the MIME payloads in a request's replies: the exception it raised
 
 
 class KernelWorker(QObject):
@@ -125,6 +127,10 @@ class KernelWorker(QObject):
         info = replies.get(KERNEL_INFO_MIME)
         if not ok or info is None:
             self.state.emit("dead")
+            error = replies.get(_ERROR, {})
+            if error.get("ename") == HiddenModule.__name__:  # the user can fix this one
+                self.failed.emit(f"The Python kernel could not start: {error.get('evalue')}.")
+                return
             self.failed.emit(
                 "The kernel started but could not prepare PyTorch: the console shows why."
             )
@@ -400,6 +406,7 @@ class KernelWorker(QObject):
                 self._display(content.get("data", {}), replies)
             elif kind == "error":
                 ok = False
+                replies[_ERROR] = {k: content.get(k) for k in ("ename", "evalue")}
                 text = _ANSI.sub("", "\n".join(content.get("traceback", [])))
                 self._buffer(pending, "stderr", text + "\n")
             elif kind == "status" and content.get("execution_state") == "idle":

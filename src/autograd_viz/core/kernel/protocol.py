@@ -218,7 +218,12 @@ def kernel_setup(threads: int | None = None, limits: bool = True) -> dict[str, A
     """Runs inside the kernel: import torch, pin its threads, apply our process limits
     (unless not `limits`: an attached kernel's stay its own), publish what it has."""
     global _DEFAULTS
-    import torch
+    from autograd_viz.core.platform.process_tree import become_subreaper
+    from autograd_viz.core.platform.shadowing import import_torch
+
+    if limits:  # our own kernel: orphans of the user's code re-parent to it (ended with it)
+        become_subreaper()
+    torch = import_torch()  # a user's torch.py that hides PyTorch is named (HiddenModule)
 
     from autograd_viz.core.kernel.limits import apply_process_limits
     from autograd_viz.core.kernel.runner import preferred_device, set_torch_threads
