@@ -21,6 +21,7 @@ import importlib
 import json
 import os
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable, Mapping
@@ -307,8 +308,12 @@ def kernel_run(
             f"The code ran out of memory; {memory_limit_words('the kernel')}. The kernel is fine.\n"
         )
     # The trace crosses as compressed parts in the message's buffers (core/kernel/wire.py).
+    started = time.perf_counter()
     payload, buffers = trace_payload(trace)
     payload["namespace"] = KEPT if keep else FRESH
+    # For benchmarks/bench_picture.py's split of the time (docs/trace.md): read by no view.
+    payload["encode_s"] = round(time.perf_counter() - started, 4)
+    payload["sent_at"] = time.time()
     _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes", buffers)
 
 
