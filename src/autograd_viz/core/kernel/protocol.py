@@ -218,11 +218,12 @@ def _publish(
         return
     # What ipykernel's ZMQDisplayPublisher.publish does, plus buffers, which it cannot send:
     # streams flushed first (so prints arrive before the picture), its hooks honoured.
-    publisher._flush_streams()
+    sys.stdout.flush()
+    sys.stderr.flush()
     content = {"data": {mime: payload, "text/plain": text}, "metadata": {}, "transient": {}}
     msg = publisher.session.msg("display_data", content, parent=publisher.parent_header)
     msg["buffers"] = buffers
-    for hook in publisher._hooks:
+    for hook in getattr(publisher, "_hooks", ()):
         msg = hook(msg)
         if msg is None:
             return
