@@ -39,6 +39,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_canvas
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_descent
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m benchmarks.bench_startup
+	QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_picture
 	AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m benchmarks.bench_devices
 
 # Qt's system libraries (and make, python3-venv), checked in a fraction of a second on every

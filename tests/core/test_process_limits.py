@@ -88,7 +88,7 @@ def test_trace_payload_round_trip_in_chunks() -> None:
         "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
         "for _ in range(30):\n    y = y * x\ny.backward()\nnan = torch.tensor(float('nan'))\n"
     )
-    payload = trace_payload(trace, events_per_chunk=7)
-    assert len(payload["event_chunks"]) == -(-len(trace.events) // 7)
-    back = trace_from_payload(payload)
+    payload, buffers = trace_payload(trace)
+    assert len(buffers) == 1 + sum(payload["parts"].values())
+    back = trace_from_payload(payload, buffers)
     assert back.to_json() == trace.to_json()

@@ -49,7 +49,7 @@ def test_the_kernel_resolves_only_core_functions() -> None:
 
 
 def test_replies_carry_the_versions() -> None:
-    payload = trace_payload(Trace())
+    payload, _ = trace_payload(Trace())
     assert payload["protocol"] == PROTOCOL_VERSION
     assert payload["trace_version"] == TRACE_VERSION
     assert payload["autograd_viz"] == autograd_viz.__version__

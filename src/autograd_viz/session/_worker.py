@@ -72,6 +72,8 @@ class KernelWorker(QObject):
         self._epoch_lock = threading.Lock()
         # Set by _relay when the kernel went during a request: ("died" | "lost", why).
         self._loss: tuple[str, str] | None = None
+        # The binary buffers that came with each of our MIME replies of the last request.
+        self._buffers: dict[str, list[Any]] = {}
         # A running Jupyter kernel's connection file to attach to instead of launching one
         # (a GPU server's kernel): never shut down, restarted or killed by the app.
         self.existing: str | None = None
@@ -349,7 +351,8 @@ class KernelWorker(QObject):
             if request.kind == "run":
                 return {
                     "ok": True,
-                    "trace": trace_from_payload(payload),
+                    # Inflated and parsed here, on this thread, one part at a time.
+                    "trace": trace_from_payload(payload, self._buffers.get(TRACE_MIME, [])),
                     "namespace": str(payload.get("namespace", "fresh")),
                     "error": None,
                 }
@@ -370,6 +373,7 @@ class KernelWorker(QObject):
         self._loss = None
         self.abort.clear()
         replies: dict[str, dict[str, Any]] = {}
+        self._buffers = {}
         try:
             msg_id = self.kc.execute(code, silent=False, store_history=False, allow_stdin=False)
             return self._relay(msg_id, replies), replies
@@ -403,7 +407,7 @@ class KernelWorker(QObject):
                 self._buffer(pending, content.get("name", "stdout"), content.get("text", ""))
             elif kind in ("display_data", "execute_result"):
                 self._flush(pending)
-                self._display(content.get("data", {}), replies)
+                self._display(content.get("data", {}), replies, msg.get("buffers") or [])
             elif kind == "error":
                 ok = False
                 replies[_ERROR] = {k: content.get(k) for k in ("ename", "evalue")}
@@ -431,9 +435,12 @@ class KernelWorker(QObject):
             (self.stderr if name == "stderr" else self.stdout).emit(text)
         pending.clear()
 
-    def _display(self, data: dict[str, Any], replies: dict[str, dict[str, Any]]) -> None:
+    def _display(
+        self, data: dict[str, Any], replies: dict[str, dict[str, Any]], buffers: list[Any]
+    ) -> None:
         mime = next((m for m in _OUR_MIMES if m in data), None)
         if mime is not None:  # read once the request is over, by the one who asked
             replies[mime] = data[mime]
+            self._buffers[mime] = list(buffers)
         elif "text/plain" in data:
             self.stdout.emit(str(data["text/plain"]) + "\n")

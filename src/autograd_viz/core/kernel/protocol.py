@@ -21,6 +21,7 @@ import importlib
 import json
 import os
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable, Mapping
@@ -30,8 +31,9 @@ from autograd_viz.core.trace import TRACE_MIME, Trace
 from autograd_viz.core.trace import _model as _trace_module
 
 # 2: calls are answered per request (no tag) and name `module:qualname`; runs choose a
-# fresh or kept namespace; every reply carries the versions.
-PROTOCOL_VERSION = 2
+# fresh or kept namespace; every reply carries the versions. 3: a run's trace crosses as
+# compressed parts in the message's binary buffers (core/kernel/wire.py), not as JSON text.
+PROTOCOL_VERSION = 3
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
 RESULT_MIME = "application/vnd.autograd-viz.result+json"
 # Only functions of our own core may be called by name from the app.
@@ -50,11 +52,6 @@ __all__ = [
     "trace_payload",
     "version_problem",
 ]
-
-# A trace crosses as its head and its events in chunks, each its own JSON string: the app
-# parses them one at a time, so no single json.loads (which holds the GIL) runs long enough
-# to freeze the GUI thread. 2,000 events parse in ~25 ms; 50,000 in one go took 0.6 s.
-EVENTS_PER_CHUNK = 2_000
 
 # The namespace of each space ("" the editor's, "lab", …): a `__main__` module of its own,
 # which is sys.modules['__main__'] while code runs there. The editor's is replaced by a
@@ -208,10 +205,29 @@ def call_request(function: str, arguments: dict[str, Any] | None = None, space: 
     )
 
 
-def _publish(mime: str, payload: dict[str, Any], text: str) -> None:
+def _publish(
+    mime: str, payload: dict[str, Any], text: str, buffers: list[bytes] | None = None
+) -> None:
+    """Publish one display_data reply; `buffers` go as the message's binary buffers."""
+    from IPython import get_ipython
     from IPython.display import publish_display_data
 
-    publish_display_data({mime: payload, "text/plain": text})
+    publisher = getattr(get_ipython(), "display_pub", None)
+    if not buffers or getattr(publisher, "session", None) is None:
+        publish_display_data({mime: payload, "text/plain": text})
+        return
+    # What ipykernel's ZMQDisplayPublisher.publish does, plus buffers, which it cannot send:
+    # streams flushed first (so prints arrive before the picture), its hooks honoured.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    content = {"data": {mime: payload, "text/plain": text}, "metadata": {}, "transient": {}}
+    msg = publisher.session.msg("display_data", content, parent=publisher.parent_header)
+    msg["buffers"] = buffers
+    for hook in getattr(publisher, "_hooks", ()):
+        msg = hook(msg)
+        if msg is None:
+            return
+    publisher.session.send(publisher.pub_socket, msg, ident=publisher.topic, buffers=buffers)
 
 
 def kernel_setup(threads: int | None = None, limits: bool = True) -> dict[str, Any]:
@@ -297,41 +313,32 @@ def kernel_run(
         sys.stderr.write(
             f"The code ran out of memory; {memory_limit_words('the kernel')}. The kernel is fine.\n"
         )
-    # The trace crosses as JSON strings: serialised once here, parsed once in the app.
-    payload = trace_payload(trace)
+    # The trace crosses as compressed parts in the message's buffers (core/kernel/wire.py).
+    started = time.perf_counter()
+    payload, buffers = trace_payload(trace)
     payload["namespace"] = KEPT if keep else FRESH
-    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")
+    # For benchmarks/bench_picture.py's split of the time (docs/trace.md): read by no view.
+    payload["encode_s"] = round(time.perf_counter() - started, 4)
+    payload["sent_at"] = time.time()
+    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes", buffers)
 
 
-def _dumps(data: Any) -> str:
-    try:
-        return json.dumps(data, allow_nan=False)
-    except ValueError:  # a NaN or infinity somewhere: the rare, slower path
-        from autograd_viz.core.trace import json_safe
+def trace_payload(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
+    """The TRACE_MIME payload (the versions and how the trace's parts are encoded) and the
+    parts themselves, the message's binary buffers."""
+    from autograd_viz.core.kernel.wire import encode_trace
 
-        return json.dumps(json_safe(data), allow_nan=False)
-
-
-def trace_payload(trace: Trace, events_per_chunk: int = EVENTS_PER_CHUNK) -> dict[str, Any]:
-    """The TRACE_MIME payload: the versions, the trace without its events, then the events
-    in chunks."""
-    events = trace.events
-    head = Trace(**{**vars(trace), "events": []}).to_json()
-    chunks = [
-        _dumps(events[i : i + events_per_chunk]) for i in range(0, len(events), events_per_chunk)
-    ]
-    return {**versions(), "trace": head, "event_chunks": chunks}
+    meta, buffers = encode_trace(trace)
+    return {**versions(), **meta}, buffers
 
 
-def trace_from_payload(payload: dict[str, Any]) -> Trace:
-    """The trace a TRACE_MIME payload carries (one chunk parsed at a time)."""
+def trace_from_payload(payload: dict[str, Any], buffers: list[Any]) -> Trace:
+    """The trace a TRACE_MIME payload and its buffers carry (one part parsed at a time)."""
+    from autograd_viz.core.kernel.wire import decode_trace
     from autograd_viz.core.platform.gc_pause import collections_postponed
 
     with collections_postponed():
-        trace = Trace.from_json(payload["trace"])
-        for chunk in payload.get("event_chunks", ()):
-            trace.events.extend(json.loads(chunk))
-    return trace
+        return decode_trace(payload, buffers)
 
 
 def _resolve(function: str) -> Callable[..., Any]:

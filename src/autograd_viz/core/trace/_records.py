@@ -8,7 +8,7 @@ re-exports them: `from autograd_viz.core.trace import TensorValue` keeps working
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -147,7 +147,17 @@ class NodeInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Node"); `saved` only where it is known."""
-        out = asdict(self)
-        if self.saved is None:
-            del out["saved"]  # an older trace's node stays as it was written
+        # Not dataclasses.asdict, which deep-copies every list: for 8,000 nodes that was
+        # 0.4 s of the time from a run's end to its trace on the wire.
+        out: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "tensor": self.tensor,
+            "variable": self.variable,
+            "next": self.next,
+            "next_nr": self.next_nr,
+            "next_input": self.next_input,
+        }
+        if self.saved is not None:  # an older trace's node stays as it was written
+            out["saved"] = self.saved
         return out

@@ -1,0 +1,191 @@
+"""Ctrl+Enter → first picture: the real window, the real kernel, offscreen.
+
+    QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 python -m benchmarks.bench_picture
+
+For each lesson example (resources/examples) and the 8k-node RNN (2,000 unrolled steps,
+16 wide), the script is put in the editor, Ctrl+Enter is pressed, and the clock runs until
+the canvas says the graph is drawn (`GraphCanvas.trace_drawn`). The time is split by
+what the kernel's payload and the app's decoding report:
+
+    capture   press → the kernel has the trace (request sent, user code under the tracer)
+    encode    the kernel turning the trace into its wire parts (payload `encode_s`)
+    transfer  the kernel's send (`sent_at`) → the app's worker starts decoding
+    decode    inflating and parsing the parts into a Trace, on the worker thread
+    layout    decoded → drawn (layout on a worker for big traces, then the drawing)
+
+It prints bytes per event on the wire and the longest the GUI thread went without running
+a 5 ms timer while the run was under way (a stall). Figures of one run; nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
+from PySide6.QtTest import QTest
+
+import autograd_viz.session._worker as worker_module
+from autograd_viz.session import KernelState
+from autograd_viz.ui.app import _application
+from autograd_viz.ui.main_window import MainWindow
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
+RNN = """import torch
+torch.manual_seed(0)
+x = torch.randn(2000, 1, 16)
+W = torch.randn(16, 16, requires_grad=True)
+U = torch.randn(16, 16, requires_grad=True)
+h = torch.zeros(1, 16)
+for t in range(2000):
+    h = torch.tanh(x[t] @ W + h @ U)
+h.sum().backward()
+"""
+PROBE_MS = 5
+
+
+class _Decoding:
+    """Wraps the worker's trace_from_payload to see the payload, its bytes and its time."""
+
+    def __init__(self) -> None:
+        self.original = worker_module.trace_from_payload
+        self.last: dict[str, Any] = {}
+        worker_module.trace_from_payload = self  # type: ignore[assignment]
+
+    def __call__(self, payload: dict[str, Any], *buffers: list[Any]) -> Any:
+        arrived = time.time()
+        start = time.perf_counter()
+        trace = self.original(payload, *buffers)
+        # Before protocol 3 (for a before/after run) the trace was JSON text in the payload.
+        text = [payload.get("trace") or "", *payload.get("event_chunks", ())]
+        wire = buffers[0] if buffers else [t.encode() for t in text]
+        self.last = {
+            "payload": payload,
+            "bytes": sum(len(b) for b in wire),
+            "arrived": arrived,
+            "decode_s": time.perf_counter() - start,
+            "decoded_at": time.perf_counter(),
+        }
+        return trace
+
+
+class _StallProbe:
+    """A 5 ms timer on the GUI thread: the longest gap between its ticks is the worst stall,
+    counted apart while the trace arrives (until it is decoded) and while it is drawn."""
+
+    def __init__(self, decoding: _Decoding) -> None:
+        self.decoding = decoding
+        self.clock = QElapsedTimer()
+        self.timer = QTimer()
+        self.timer.setInterval(PROBE_MS)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.timeout.connect(self._tick)
+        self.worst_ms = {"arrive": 0.0, "draw": 0.0}
+
+    def start(self) -> None:
+        self.worst_ms = {"arrive": 0.0, "draw": 0.0}
+        self.clock.start()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        # A gap that ends after decoding finished may have begun before: it counts as
+        # drawing, so the arrival's figure never includes the drawing's work.
+        phase = "draw" if self.decoding.last else "arrive"
+        self.worst_ms[phase] = max(self.worst_ms[phase], self.clock.restart() - PROBE_MS)
+
+    def stop(self) -> dict[str, float]:
+        self.timer.stop()
+        return {k: max(v, 0.0) for k, v in self.worst_ms.items()}
+
+
+def _wait(condition: Any, timeout_s: float) -> None:
+    """Run the event loop until `condition()` (the GUI keeps working meanwhile)."""
+    loop = QEventLoop()
+    poll = QTimer()
+    poll.setInterval(10)
+    poll.timeout.connect(lambda: loop.quit() if condition() else None)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    poll.start()
+    loop.exec()
+    poll.stop()
+    if not condition():
+        raise TimeoutError(f"gave up after {timeout_s} s")
+
+
+def _one(window: MainWindow, decoding: _Decoding, probe: _StallProbe, code: str) -> dict:
+    drawn: list[float] = []
+    window.canvas.trace_drawn.connect(lambda _t: drawn.append(time.perf_counter()))
+    window.document.set_text(code, None)  # as File → Open would, without asking to save
+    decoding.last = {}
+    probe.start()
+    pressed_wall, pressed = time.time(), time.perf_counter()
+    QTest.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    _wait(lambda: bool(drawn), 300)
+    stall_ms = probe.stop()
+    window.canvas.trace_drawn.disconnect()
+    last = decoding.last
+    payload = last["payload"]
+    trace = window.canvas.trace
+    assert trace is not None
+    nan = float("nan")  # a kernel from before protocol 3 did not say
+    sent_at, encode_s = float(payload.get("sent_at", nan)), float(payload.get("encode_s", nan))
+    return {
+        "nodes": len(trace.nodes),
+        "events": len(trace.events),
+        "bytes_per_event": last["bytes"] / max(1, len(trace.events)),
+        "picture_s": drawn[0] - pressed,
+        "capture_s": sent_at - encode_s - pressed_wall,
+        "encode_s": encode_s,
+        "transfer_s": last["arrived"] - sent_at,
+        "decode_s": last["decode_s"],
+        "layout_s": drawn[0] - last["decoded_at"],
+        "stall_arrive_ms": stall_ms["arrive"],
+        "stall_draw_ms": stall_ms["draw"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="run only the cases whose name contains this")
+    args = parser.parse_args()
+    cases = {p.stem: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.py"))}
+    cases["rnn_8k"] = RNN
+    if args.only:
+        cases = {k: v for k, v in cases.items() if args.only in k}
+
+    app = _application()
+    window = MainWindow()
+    window.resize(1200, 800)
+    window.show()
+    window.session.start()
+    _wait(lambda: window.session.state is KernelState.IDLE, 120)
+    decoding = _Decoding()
+    probe = _StallProbe(decoding)
+    _one(window, decoding, probe, "import torch\n(torch.ones(2, requires_grad=True) * 2).sum()")
+
+    header = (
+        f"{'case':<18}{'nodes':>7}{'events':>8}{'B/event':>9}{'picture':>9}{'capture':>9}"
+        f"{'encode':>8}{'transfer':>9}{'decode':>8}{'layout':>8}{'stall<':>8}{'stall>':>8}"
+    )
+    print(
+        "Ctrl+Enter → first picture (s). Longest GUI-thread gap (ms): stall< while the trace"
+        " arrives and is decoded, stall> while it is laid out and drawn."
+    )
+    print(header)
+    for name, code in cases.items():
+        r = _one(window, decoding, probe, code)
+        print(
+            f"{name:<18}{r['nodes']:>7}{r['events']:>8}{r['bytes_per_event']:>9.0f}"
+            f"{r['picture_s']:>9.3f}{r['capture_s']:>9.3f}{r['encode_s']:>8.3f}"
+            f"{r['transfer_s']:>9.3f}{r['decode_s']:>8.3f}{r['layout_s']:>8.3f}"
+            f"{r['stall_arrive_ms']:>8.0f}{r['stall_draw_ms']:>8.0f}",
+            flush=True,
+        )
+    window.close()
+    app.processEvents()
+
+
+if __name__ == "__main__":
+    main()

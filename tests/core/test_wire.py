@@ -1,0 +1,104 @@
+"""The trace's wire encoding: what the app decodes is the trace the kernel recorded."""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import pytest
+
+from autograd_viz.core.kernel import wire
+from autograd_viz.core.kernel.protocol import (
+    PROTOCOL_VERSION,
+    trace_from_payload,
+    trace_payload,
+    version_problem,
+    versions,
+)
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.trace import Trace
+from tests.core.fidelity_cases import CASES
+from tests.core.fidelity_cases_models import MODEL_CASES
+from tests.core.fidelity_cases_more import MORE_CASES
+
+ALL_CASES = {**CASES, **MORE_CASES, **MODEL_CASES}
+
+
+def _wire_bytes(buffers: list[bytes]) -> int:
+    return sum(len(b) for b in buffers)
+
+
+@pytest.mark.parametrize("case", sorted(ALL_CASES))
+def test_a_fidelity_trace_crosses_unchanged(case: str) -> None:
+    # torch is the oracle in the fidelity suite; here the trace it checked must arrive
+    # exactly: the same values, events, tensors and nodes as its JSON form carries.
+    trace = run_source(ALL_CASES[case])
+    payload, buffers = trace_payload(trace)
+    back = trace_from_payload(payload, buffers)
+    expected = Trace.from_json(trace.to_json())
+    assert back.events == expected.events
+    assert back.tensors == expected.tensors
+    assert back.nodes == expected.nodes
+    assert back.to_json() == trace.to_json()
+
+
+def test_nan_and_infinities_cross_as_the_json_form_writes_them() -> None:
+    # orjson alone would write NaN as null: the part is written the strict way instead.
+    trace = run_source(
+        "import torch\nx = torch.tensor([1.0, float('nan'), float('inf')], requires_grad=True)\n"
+        "y = (x * 2).sum()\ny.backward()\n"
+    )
+    back = trace_from_payload(*trace_payload(trace))
+    assert back.to_json() == trace.to_json()
+    x = next(t for t in back.tensors if t.name == "x")
+    assert x.value is not None and x.value.data[1:] == ["nan", "inf"]
+    assert math.isnan(trace.tensor(x.id).value.data[1])  # the recorded trace kept the float
+
+
+def test_a_big_trace_crosses_in_parts_and_in_order() -> None:
+    trace = run_source(
+        "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
+        "for _ in range(1500):\n    y = y * x\ny.backward()\n"
+    )
+    payload, buffers = trace_payload(trace)
+    assert payload["parts"]["events"] == -(-len(trace.events) // wire.EVENTS_PER_PART) > 1
+    assert payload["parts"]["nodes"] == -(-len(trace.nodes) // wire.NODES_PER_PART)
+    back = trace_from_payload(payload, buffers)
+    assert back.to_json() == trace.to_json()
+
+
+def test_a_mid_size_loop_trace_costs_under_200_bytes_per_event() -> None:
+    # A 16-wide RNN unrolled 300 steps: sizes are deterministic, so this is a plain test.
+    trace = run_source(
+        "import torch\ntorch.manual_seed(0)\nx = torch.randn(300, 1, 16)\n"
+        "W = torch.randn(16, 16, requires_grad=True)\nU = torch.randn(16, 16, requires_grad=True)\n"
+        "h = torch.zeros(1, 16)\nfor t in range(300):\n    h = torch.tanh(x[t] @ W + h @ U)\n"
+        "h.sum().backward()\n"
+    )
+    assert len(trace.nodes) > 1_000
+    _, buffers = trace_payload(trace)
+    per_event = _wire_bytes(buffers) / len(trace.events)
+    assert per_event < 200, per_event
+    # What it replaced: the trace's JSON text, about 600 bytes per event.
+    assert len(trace.to_json().encode()) / len(trace.events) > 3 * per_event
+
+
+def test_the_payload_names_its_encoding_and_an_unknown_one_is_refused() -> None:
+    payload, buffers = trace_payload(Trace())
+    assert payload["encoding"] == wire.WIRE_ENCODING
+    assert payload["protocol"] == PROTOCOL_VERSION and version_problem(payload) is None
+    with pytest.raises(ValueError, match="unknown trace encoding"):
+        trace_from_payload({**payload, "encoding": "json/0"}, buffers)
+    with pytest.raises(ValueError, match="parts arrived"):
+        trace_from_payload(payload, buffers + buffers)
+    with pytest.raises(ValueError, match="could not be read"):
+        trace_from_payload(payload, [zlib.compress(b"{not json")])
+
+
+def test_a_kernel_of_the_previous_protocol_is_refused_by_name() -> None:
+    # A protocol-2 kernel sent the trace as JSON text: its reply is refused before anything
+    # in it is read, and the sentence says which versions met.
+    old = {**versions(), "protocol": 2, "trace": "{}", "event_chunks": []}
+    problem = version_problem(old)
+    assert problem is not None
+    assert "kernel protocol 2" in problem and f"kernel protocol {PROTOCOL_VERSION}" in problem
