@@ -91,7 +91,10 @@ def main() -> None:
     )
     parser.add_argument("--only", default="", help="models whose name contains this")
     parser.add_argument(
-        "--dot-timeout", type=float, default=60.0, help="seconds graphviz may take per SVG"
+        "--peer-timeout",
+        type=float,
+        default=60.0,
+        help="seconds one peer may take on one model, all its runs (then its cell says cut)",
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -106,12 +109,14 @@ def main() -> None:
         import transformers  # noqa: F401
     gc.collect()
     gc.freeze()
-    if args.table in ("mlp", "both"):
-        _mlp_table(args.repeat, torchlens)
+    # The models table first: its peers run in processes of their own, while the MLP
+    # table runs torchlens here, which leaves torch's functions wrapped for what follows.
     if args.table in ("models", "both"):
+        models_table(args.repeat, args.only, args.peer_timeout)
+    if args.table in ("mlp", "both"):
         if args.table == "both":
             print()
-        models_table(args.repeat, torchlens, args.only, args.dot_timeout)
+        _mlp_table(args.repeat, torchlens)
 
 
 if __name__ == "__main__":

@@ -288,11 +288,22 @@ def rnn(steps: int = 2000, width: int = 16) -> Workload:
     )
 
 
-def workloads() -> Iterator[Workload]:
-    """Every row of the side-by-side table, in the order it prints, built one at a time
-    (two 124M-parameter models with their gradients need not be alive together)."""
-    for build in (resnet18, transformer_encoder, gpt2_small, gpt2_transformers, rnn):
+# The table's rows in order, by the key a peer's subprocess is told to rebuild.
+BUILDERS: dict[str, Callable[[], Workload | None]] = {
+    "resnet18": resnet18,
+    "encoder": transformer_encoder,
+    "gpt2": gpt2_small,
+    "gpt2-transformers": gpt2_transformers,
+    "rnn": rnn,
+}
+
+
+def workloads() -> Iterator[tuple[str, Workload]]:
+    """Every row of the side-by-side table with its key, in the order it prints, built
+    one at a time (two 124M-parameter models with their gradients need not be alive
+    together); a row whose library is missing is left out."""
+    for key, build in BUILDERS.items():
         workload = build()
         if workload is not None:
-            yield workload
+            yield key, workload
         del workload
