@@ -17,7 +17,9 @@ import gc
 import importlib.util
 import io
 import json
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -97,13 +99,23 @@ def _in_subprocess(peer: str, key: str, repeat: int, limit: float) -> tuple[str,
     ("failed", why) or ("cut", None).
     """
     command = [sys.executable, "-m", "benchmarks.peer_steps", peer, key, str(repeat)]
+    # A session of its own, so a cut-off child is ended with the `dot` it may be running.
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=limit)
+        stdout, _ = child.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
         return "cut", None
-    lines = done.stdout.strip().splitlines()
-    if done.returncode or not lines:
-        return "failed", f"exit {done.returncode}"
+    lines = stdout.strip().splitlines()
+    if child.returncode or not lines:
+        return "failed", f"exit {child.returncode}"
     status, value = json.loads(lines[-1])
     return status, value
 

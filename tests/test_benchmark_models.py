@@ -106,3 +106,9 @@ def test_a_row_is_measured_and_missing_peers_say_not_installed(
     # params; ops: zeros, ten times (index, two matmuls, add, tanh), sum; nodes: 4 a step,
     # the sum, two AccumulateGrad
     assert row.split()[5:8] == ["512", "52", "43"]
+
+
+def test_a_peer_past_its_limit_or_failing_reads_so_in_its_cell() -> None:
+    assert peer_steps._cell(("cut", None), 0.1, 3.0) == ("> 3000 (cut)", "> 30×")
+    assert peer_steps._cell(("failed", "RuntimeError"), 0.1, 3.0) == ("failed: RuntimeError", "")
+    assert peer_steps._cell(("ok", [0.5, ""]), 0.1, 3.0) == ("500", "5×")
