@@ -7,7 +7,6 @@ drawn exactly once.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,14 +203,12 @@ def layered_layout(
     g: nx.MultiDiGraph,
     sweeps: int = 4,
     hint: dict[str, float] | None = None,
-    groups: dict[str, str] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Left-to-right layers (each node as far right as its consumers allow), crossings cut
     by barycentre sweeps. Deterministic for the same graph. `hint` gives nodes the height
     they had in an earlier picture: a layer whose nodes all have one keeps that order, so
-    re-running edited code does not shuffle what did not change. `groups` (node → module
-    path) keeps each module's nodes in a band of its own, so module boxes do not overlap
-    each other or cover nodes that are not theirs."""
+    re-running edited code does not shuffle what did not change. (A graph with module
+    calls or loops is laid out by fold_layout.py instead, level by level.)"""
     if g.number_of_nodes() == 0:
         return {}
     order = list(nx.topological_sort(g))
@@ -250,103 +247,12 @@ def layered_layout(
         for members in layers:
             if members and all(v in hint for v in members):
                 members.sort(key=lambda v: -hint[v])
-    if groups and any(v in groups for v in g):
-        return _banded(g, layers, groups)
     positions: dict[str, tuple[float, float]] = {}
     for x, members in enumerate(layers):
         offset = (len(members) - 1) / 2
         for i, v in enumerate(members):
             positions[v] = (float(x), offset - i)  # first member on top
     return positions
-
-
-def _banded(
-    g: nx.MultiDiGraph, layers: list[list[str]], groups: dict[str, str]
-) -> dict[str, tuple[float, float]]:
-    """Rows for layers whose order is already chosen, with each group's nodes in a block.
-
-    A group takes a rectangle: its layers, wide; as many rows as it has nodes in its
-    fullest layer, tall. Rectangles go in order of where their nodes sat (top first), each
-    in the highest rows free across all its layers. Nodes of no group come after, each in
-    the free row of its layer nearest to the nodes it is joined to.
-    """
-    layer_of = {v: x for x, members in enumerate(layers) for v in members}
-    wanted = {  # where the sweeps put each node: its place in its layer, centred
-        v: i - (len(members) - 1) / 2 for members in layers for i, v in enumerate(members)
-    }
-    blocks: dict[str, list[str]] = {}
-    for members in layers:
-        for v in members:
-            if v in groups:
-                blocks.setdefault(groups[v], []).append(v)
-    taken: list[set[int]] = [set() for _ in layers]  # rows with a node, or in a frame
-    framed: list[set[int]] = [set() for _ in layers]  # rows of frames and their margins
-    row: dict[str, int] = {}
-
-    def nearest(v: str, rows: list[int]) -> int:
-        """Of `rows`, the one nearest to the rows of v's neighbours placed so far."""
-        near = [row[u] for u in (*g.predecessors(v), *g.successors(v)) if u in row]
-        aim = sum(near) / len(near) if near else rows[0]
-        return min(rows, key=lambda r: (abs(r - aim), r))
-
-    def place_block(members: list[str]) -> None:
-        span = range(min(layer_of[v] for v in members), max(layer_of[v] for v in members) + 1)
-        per_layer = {x: [v for v in members if layer_of[v] == x] for x in span}
-        height = max(len(vs) for vs in per_layer.values())
-        # The block's rows and one below it stay free of other blocks' frames, in its
-        # layers and the one either side (a frame is wider than its nodes: their labels).
-        near = range(max(0, span.start - 1), min(len(layers), span.stop + 1))
-        top = 0
-        while any(framed[x] & set(range(top, top + height + 1)) for x in near):
-            top += 1
-        for x in span:
-            framed[x].update(range(top, top + height + 1))
-        # The fullest layer fills the block in its order; in the others each node takes
-        # the block row nearest its neighbours (so a chain stays on one row, and two long
-        # labels in neighbouring layers do not sit side by side).
-        for x in sorted(span, key=lambda x: (-len(per_layer[x]), x)):
-            taken[x].update(range(top, top + height))
-            free = list(range(top, top + height))
-            for v in per_layer[x]:
-                row[v] = free[0] if len(per_layer[x]) == height else nearest(v, free)
-                free.remove(row[v])
-
-    # Blocks that end further left go first, so a model reads from the top left down to
-    # the bottom right in the order its modules ran; then by where the sweeps put them.
-    # Where a block ends is where its last op ran; where it starts is often a parameter's
-    # leaf, far left: a later layer's weight would put it before a ReLU run between them.
-    for members in sorted(
-        blocks.values(),
-        key=lambda vs: (max(layer_of[v] for v in vs), sum(wanted[v] for v in vs) / len(vs)),
-    ):
-        place_block(members)
-    # The other nodes, each beside what it is joined to: those with a neighbour placed go
-    # first (left to right, again until none is left), so an input sits by its consumer.
-    order = {v: i for i, v in enumerate(v for members in layers for v in members)}
-    waiting = sorted((v for v in order if v not in row), key=order.__getitem__)
-    ready = [(order[v], v) for v in waiting if any(u in row for u in nx.all_neighbors(g, v))]
-    heapq.heapify(ready)
-    queued = {v for _, v in ready}
-    next_waiting = 0
-    while len(row) < len(order):
-        if ready:
-            _, v = heapq.heappop(ready)
-        else:  # nothing placed is joined to what is left: take the leftmost
-            while waiting[next_waiting] in row:
-                next_waiting += 1
-            v = waiting[next_waiting]
-        if v in row:
-            continue
-        for u in nx.all_neighbors(g, v):
-            if u not in row and u not in queued:
-                queued.add(u)
-                heapq.heappush(ready, (order[u], u))
-        used = taken[layer_of[v]]
-        near = [row[u] for u in nx.all_neighbors(g, v) if u in row]
-        reach = max([*used, *near, -1]) + 2
-        row[v] = nearest(v, [r for r in range(reach) if r not in used])
-        used.add(row[v])
-    return {v: (float(layer_of[v]), -float(row[v])) for v in row}
 
 
 def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
