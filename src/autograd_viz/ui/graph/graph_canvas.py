@@ -30,6 +30,7 @@ from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 
+STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
@@ -53,7 +54,10 @@ class GraphCanvas(pg.PlotWidget):
         plot.hideButtons()
         self.view = view if view is not None else RunView()
         self._generation = 0  # bumps with each layout asked for; stale answers are dropped
-        self._states: list[str] = []  # each marker's playback state, as last drawn
+        # Each marker's playback state (an index into STATES), as last drawn.
+        self._states = np.zeros(0, dtype=np.int8)
+        self._node_index: dict[str, int] = {}  # drawn id -> its marker's index
+        self._kinds: list[str] = []  # each marker's node kind
         self._jobs: set[LayoutJob] = set()
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
@@ -132,7 +136,7 @@ class GraphCanvas(pg.PlotWidget):
         self._note.setColor(c.note)
         recolour_legend(self.legend, c)
         self._looks.clear()  # the "lit" ring is drawn in c.current
-        self._states = []  # every marker takes its new look
+        self._states = np.zeros(0, dtype=np.int8)  # every marker takes its new look
         if self.graph.nodes:
             self.show_frame(self.frame)
 
@@ -198,12 +202,14 @@ class GraphCanvas(pg.PlotWidget):
 
     def _draw(self) -> None:
         run = self.view.run
-        self._states = []
+        self._states = np.zeros(0, dtype=np.int8)
         self.freed_at_end = freed_at(run.freeing, len(run.trace.events)) if run else set()
         self.frame = None
         self._overlay.set_frame(None)
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
+        self._node_index = {n.id: i for i, n in enumerate(nodes)}
+        self._kinds = [n.kind for n in nodes]
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
             self._markers.setData(
@@ -255,47 +261,41 @@ class GraphCanvas(pg.PlotWidget):
         step ringed; None paints the state at the end of the run. No layout happens here."""
         self.frame = frame
         self._overlay.set_frame(frame)
-        nodes = list(self.graph.nodes.values())
-        if not nodes:
+        if not self.graph.nodes:
             return
+        index = self._node_index
+        codes = np.full(len(index), STATES.index("normal" if frame is None else "faded"), np.int8)
+
+        def mark(keys: object, state: str) -> None:
+            hits = [index[k] for k in keys if k in index]  # type: ignore[attr-defined]
+            codes[hits] = STATES.index(state)
+
         if frame is None:
-            freed = self.freed_at_end
-            states = ["freed" if n.id in freed else "normal" for n in nodes]
+            mark(self.freed_at_end, "freed")
         else:
-            lit = frame.step.lit if frame.step is not None else frozenset()
-            visited, freed = frame.visited, frame.freed
+            # Later marks win: lit over freed over visited.
+            mark(frame.visited, "normal")
+            mark(frame.freed, "freed")
+            mark(frame.step.lit if frame.step is not None else (), "lit")
+        self._restyle(codes)
 
-            def state(key: str) -> str:
-                if key in lit:
-                    return "lit"
-                if key in freed:
-                    return "freed"
-                return "normal" if key in visited else "faded"
-
-            states = [state(n.id) for n in nodes]
-        self._restyle(nodes, states)
-
-    def _restyle(self, nodes: list, states: list[str]) -> None:
-        """Give each marker the look of its state, touching only markers whose state changed
-        (a playback step changes a handful of 10,000: restyling all costs ~40 ms a frame)."""
-        previous = self._states if len(self._states) == len(states) else None
-        self._states = states
+    def _restyle(self, codes: np.ndarray) -> None:
+        """Give each marker the look of its state (an index into STATES), touching only
+        markers whose state changed (a playback step changes a handful of 10,000)."""
+        previous = self._states
+        self._states = codes
         data = self._markers.data
-        if previous is not None and len(data) == len(states):
-            changed = [i for i, (a, b) in enumerate(zip(previous, states, strict=True)) if a != b]
-            if not changed:
+        kinds = self._kinds
+        if len(previous) == len(codes) == len(data):
+            changed = np.flatnonzero(previous != codes)
+            if not len(changed):
                 return
-            if len(changed) < len(states) // 4:
-                for i in changed:
-                    brush, pen, size = self._look(nodes[i].kind, states[i])
-                    data["brush"][i], data["pen"][i], data["size"][i] = brush, pen, size
-                data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
-                self._markers.updateSpots()
-                return
-        looks = [self._look(n.kind, st) for n, st in zip(nodes, states, strict=True)]
-        self._markers.setBrush([look[0] for look in looks], update=False)
-        self._markers.setPen([look[1] for look in looks], update=False)
-        self._markers.setSize([look[2] for look in looks], update=False)
+        else:
+            changed = np.arange(len(codes))
+        brushes, pens, sizes = data["brush"], data["pen"], data["size"]
+        for i in changed.tolist():
+            brushes[i], pens[i], sizes[i] = self._look(kinds[i], STATES[codes[i]])
+        data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
         self._markers.updateSpots()
 
     def find(self, text: str) -> list[str]:
