@@ -6,9 +6,11 @@ from collections.abc import Callable, Iterable, Sequence
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
+from autograd_viz.ui.graph._graph_style import STYLES
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
+MARK_PAD_PX = 5.0  # beyond a mark's half size: the ring of the lit node
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -25,7 +27,14 @@ def reach_px(
     nodes = graph.nodes
     framed = {m for members in graph.groups.values() for m in members if m in nodes}
     half = half_widths(nodes.keys() if unit_px >= COMPACT_DX_PX else framed)
-    return {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+    reach = {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+    # Every mark too, ringed as the player lights it: at a far zoom the end layers are
+    # less than a mark apart from the view's edge.
+    for key, node in nodes.items():
+        mark = STYLES[node.kind].size / 2 + MARK_PAD_PX
+        if reach.get(key, 0.0) < mark:
+            reach[key] = mark
+    return reach
 
 
 def fitted_range(

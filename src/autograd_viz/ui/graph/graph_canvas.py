@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -27,10 +27,13 @@ from autograd_viz.ui.graph._edges_item import (
 )
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
+from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
+from autograd_viz.ui.graph._minimap import Minimap
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
+MINIMAP_MARGIN_PX = 8
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
@@ -45,7 +48,7 @@ class GraphCanvas(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None, view: RunView | None = None) -> None:
         self.colours = LIGHT
-        super().__init__(parent, background=self.colours.background)
+        super().__init__(parent, background=self.colours.background, viewBox=GraphViewBox())
         self.setObjectName("graphCanvas")
         plot = self.getPlotItem()
         plot.hideAxis("left")
@@ -86,7 +89,9 @@ class GraphCanvas(pg.PlotWidget):
         # narrower (the inspector opening beside it) fits again instead of cutting labels.
         self.follows_fit = True
         box = self.getViewBox()
-        box.sigRangeChanged.connect(lambda *_: self._overlay.update())
+        box.sigRangeChanged.connect(self._range_changed)
+        self.minimap = Minimap(self.viewport())
+        self.minimap.pan_requested.connect(self._pan_to)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
         box.sigResized.connect(self._viewport_resized)
         self.view.run_changed.connect(self._run_changed)
@@ -135,6 +140,7 @@ class GraphCanvas(pg.PlotWidget):
         self._message.setColor(c.message)
         self._note.setColor(c.note)
         recolour_legend(self.legend, c)
+        self.minimap.set_colours(c.background, c.edge, c.current)
         self._looks.clear()  # the "lit" ring is drawn in c.current
         self._states = np.zeros(0, dtype=np.int8)  # every marker takes its new look
         if self.graph.nodes:
@@ -210,6 +216,7 @@ class GraphCanvas(pg.PlotWidget):
         nodes = list(self.graph.nodes.values())
         self._node_index = {n.id: i for i, n in enumerate(nodes)}
         self._kinds = [n.kind for n in nodes]
+        self.minimap.set_points(np.array([(n.x, n.y) for n in nodes], dtype=float))
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
             self._markers.setData(
@@ -310,16 +317,29 @@ class GraphCanvas(pg.PlotWidget):
     def center_on(self, key: str) -> None:
         """Pan (keeping the zoom) so that node `key` is in the middle of the view."""
         node = self.graph.nodes.get(key)
-        if node is None:
-            return
-        self.follows_fit = False  # the learner asked for this node, not the whole graph
+        if node is not None:
+            self._pan_to(node.x, node.y)
+
+    def _pan_to(self, x: float, y: float) -> None:
+        """Pan (keeping the zoom) so that data point (x, y) is in the middle of the view."""
+        self.follows_fit = False  # the learner asked for this place, not the whole graph
         view = self.getViewBox()
         (x0, x1), (y0, y1) = view.viewRange()
         half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
-        view.setRange(
-            xRange=(node.x - half_x, node.x + half_x),
-            yRange=(node.y - half_y, node.y + half_y),
-            padding=0,
+        view.setRange(xRange=(x - half_x, x + half_x), yRange=(y - half_y, y + half_y), padding=0)
+
+    def _range_changed(self, *_args: object) -> None:
+        self._overlay.update()
+        (x0, x1), (y0, y1) = self.getViewBox().viewRange()
+        self.minimap.set_view(QRectF(x0, y0, x1 - x0, y1 - y0))
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        super().resizeEvent(event)
+        if getattr(self, "minimap", None) is None:
+            return  # a resize during construction
+        # Top right: the legend holds the bottom left, the note the graph's bottom.
+        self.minimap.move(
+            self.width() - self.minimap.width() - MINIMAP_MARGIN_PX, MINIMAP_MARGIN_PX
         )
 
     @contextmanager
@@ -378,9 +398,12 @@ class GraphCanvas(pg.PlotWidget):
         if not self.graph.nodes:
             box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
             return
-        x_range, y_range = fitted_range(
+        # Above the graph, room for the minimap, so it never covers a node when fitted.
+        top_px = self.minimap.height() + MINIMAP_MARGIN_PX if self.minimap.isVisibleTo(self) else 0
+        height = max(box.height() - top_px, box.height() / 2)
+        x_range, (y_low, y_high) = fitted_range(
             self.graph,
-            (box.width(), box.height()),
+            (box.width(), height),
             self._overlay.label_half_widths,
             legend_px=self.legend.height() + LEGEND_GAP_PX,
             reach_y_px=[
@@ -389,7 +412,8 @@ class GraphCanvas(pg.PlotWidget):
                 (0.0, self._overlay.vertical_reach_px(BARE)),
             ],
         )
-        box.setRange(xRange=x_range, yRange=y_range, padding=0)
+        y_high += (box.height() - height) * (y_high - y_low) / height
+        box.setRange(xRange=x_range, yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()
