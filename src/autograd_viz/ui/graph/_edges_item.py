@@ -13,6 +13,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QPaintEngine,
     QPainter,
     QPainterPath,
     QPen,
@@ -289,7 +290,9 @@ class GraphOverlayItem(pg.GraphicsObject):
             faded = _mixed(QColor(c.edge), QColor(c.background), 60 / 255)
             looks["faded"] = (faded, 1.2, Qt.PenStyle.SolidLine)
             looks = {k: (c, 0 if w < 2 else w, d) for k, (c, w, d) in looks.items()}
-        if dense:
+        # An SVG export gets vector lines, not the layer's picture of them.
+        layered = dense and painter.paintEngine().type() == QPaintEngine.Type.Raster
+        if layered:
             ordinary = drawn & (code <= 2)  # normal, faded or hot: not untracked or cut
             self._edge_layer.paint(
                 painter,
@@ -299,7 +302,7 @@ class GraphOverlayItem(pg.GraphicsObject):
                 (QPen(looks["normal"][0], 0), QPen(looks["faded"][0], 0)),
             )
         for look, (colour, width, dash) in looks.items():
-            if dense and look in ("normal", "faded"):
+            if layered and look in ("normal", "faded"):
                 continue  # in the edge layer
             chosen = np.flatnonzero(drawn & (code == looks_order.index(look)))
             if not len(chosen):
