@@ -39,7 +39,9 @@ class Minimap(QLabel):
         self._dots = None
         if len(self._xy):
             low, high = self._xy.min(axis=0), self._xy.max(axis=0)
+            # A graph one row high still sits in the middle, not along the bottom edge.
             span = np.maximum(high - low, 1.0)
+            low = (low + high) / 2 - span / 2
             self._bounds = QRectF(low[0], low[1], span[0], span[1])
         self.setVisible(len(self._xy) >= MINIMAP_MIN_NODES)
         self._refresh()
@@ -78,7 +80,11 @@ class Minimap(QLabel):
         """The view's rectangle as drawn here, clipped to the widget."""
         r = self.view_rect
         a, b = self.to_widget(r.left(), r.top()), self.to_widget(r.right(), r.bottom())
-        return QRectF(a, b).normalized().intersected(QRectF(self.rect()))
+        rect = QRectF(a, b).normalized()
+        # Zoomed far in, the view is a sliver of the graph: still a rectangle one can see.
+        grow_x, grow_y = max(0.0, 4 - rect.width()) / 2, max(0.0, 4 - rect.height()) / 2
+        rect.adjust(-grow_x, -grow_y, grow_x, grow_y)
+        return rect.intersected(QRectF(self.rect()))
 
     def _dot_image(self) -> QImage:
         if self._dots is None or self._dots.size() != self.size():
