@@ -148,7 +148,7 @@ def main() -> None:
         median, p95, nodes = _frame_times(args.frames, size)
         print(
             f"playback, backward view, {nodes:,} drawn nodes, 1200×800: "
-            f"frame median {median:.1f} ms, p95 {p95:.1f} ms (60 fps = 16.7 ms)"
+            f"frame p50 {median:.1f} ms, p95 {p95:.1f} ms (60 fps = 16.7 ms)"
         )
 
 

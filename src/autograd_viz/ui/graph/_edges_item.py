@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QPaintEngine,
     QPainter,
     QPainterPath,
     QPen,
@@ -26,10 +29,18 @@ from autograd_viz.core.graph.graph_model import (
     DrawnGraph,
 )
 from autograd_viz.core.playback.player import Frame
-from autograd_viz.ui.graph._fold_painting import box_gap, paint_boxes, paint_frames, screen_rect
+from autograd_viz.ui.graph._edge_layer import EdgeLayer
+from autograd_viz.ui.graph._fold_painting import paint_boxes, paint_frames
 from autograd_viz.ui.graph._graph_style import LIGHT, STYLES, CanvasColours
+from autograd_viz.ui.graph._screen_geometry import (
+    EdgeGeometry,
+    GraphArrays,
+    ScreenPositions,
+    draw_lines,
+    edge_geometry,
+    screen_positions,
+)
 
-ARROW_PX = 8.0
 # Labels need this much room between layers and between rows, or they would overlap;
 # between COMPACT_DX_PX and LABEL_MIN_DX_PX operation names are shortened (Mul, Acc).
 LABEL_MIN_DX_PX = 80.0
@@ -61,6 +72,24 @@ def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str
                     # the gap (the neighbour shortens its own past that half).
                     room[key] = min(room[key], max(gap - half[other] - 4, gap / 2 - 2))
     return room
+
+
+def _mixed(colour: QColor, background: QColor, share: float) -> QColor:
+    """`colour` painted at opacity `share` over `background`, as one opaque colour."""
+    r, g, b = (
+        round(share * a + (1 - share) * z)
+        for a, z in zip(colour.getRgb()[:3], background.getRgb()[:3], strict=True)
+    )
+    return QColor(r, g, b)
+
+
+def _with_wings(geometry: EdgeGeometry, chosen: np.ndarray) -> np.ndarray:
+    """The chosen edges' lines, then their arrowheads as two strokes each: (3n, 4)."""
+    line = geometry.line[chosen]
+    tip = line[:, 2:]
+    return np.concatenate(
+        (line, np.hstack((tip, geometry.left[chosen])), np.hstack((tip, geometry.right[chosen])))
+    )
 
 
 def short_op_name(name: str) -> str:
@@ -95,8 +124,11 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
         self.colours = LIGHT
-        self._geometry: tuple[Any, list[Any]] | None = None
-        self._screen: tuple[Any, dict[str, QPointF]] | None = None
+        self._geometry: tuple[Any, EdgeGeometry] | None = None
+        self._screen: tuple[Any, ScreenPositions] | None = None
+        self._arrays: GraphArrays | None = None
+        self._visited: tuple[Frame, np.ndarray] | None = None
+        self._edge_layer = EdgeLayer()
 
     def set_colours(self, colours: CanvasColours) -> None:
         """Paint lines and labels in another theme's colours."""
@@ -109,6 +141,8 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._graph = graph
         self._geometry = None
         self._screen = None
+        self._arrays = None
+        self._visited = None
         xs = [n.x for n in graph.nodes.values()] or [0.0]
         ys = [n.y for n in graph.nodes.values()] or [0.0]
         self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
@@ -179,101 +213,75 @@ class GraphOverlayItem(pg.GraphicsObject):
             len(self._graph.nodes),
         )
 
-    def _screen_positions(self, transform: QTransform) -> dict[str, QPointF]:
-        """Each node's position in screen pixels, cached until the view moves (mapping
-        10,000 points costs ~15 ms, too much to repeat every playback frame)."""
+    def _screen_positions(self, transform: QTransform) -> ScreenPositions:
+        """Each node's position in screen pixels, mapped as arrays and cached until the
+        view moves, so playback frames skip it."""
         key = self._view_key(transform)
         if self._screen is not None and self._screen[0] == key:
             return self._screen[1]
-        screen = {k: transform.map(QPointF(n.x, n.y)) for k, n in self._graph.nodes.items()}
+        if self._arrays is None:
+            self._arrays = GraphArrays(self._graph)
+        screen = screen_positions(self._arrays, transform)
         self._screen = (key, screen)
         return screen
 
-    def _edge_geometry(self, transform: QTransform, screen: dict[str, QPointF]) -> list[Any]:
-        """Per edge: (line, arrowhead, midpoint) in screen pixels, or None when the nodes
-        overlap. Cached until the view moves, so playback frames skip the arithmetic."""
-        key = self._view_key(transform)
+    def _edge_geometry(self, transform: QTransform, screen: ScreenPositions, view: QRectF):
+        """Every edge's line, arrowhead and midpoint in screen pixels, cached until the view
+        moves (edges outside the view are marked not drawn)."""
+        key = (*self._view_key(transform), view.getRect())
         if self._geometry is not None and self._geometry[0] == key:
             return self._geometry[1]
-        nodes = self._graph.nodes
-        geometry: list[Any] = []
-        half = ARROW_PX * 0.45
-        boxes = {k: screen_rect(transform, r) for k, r in self._graph.boxes.items()}
-        for source, target in self._graph.edges:
-            a, b = screen[source], screen[target]
-            dx, dy = b.x() - a.x(), b.y() - a.y()
-            length = math.hypot(dx, dy)
-            if length <= 1e-6:
-                geometry.append(None)
-                continue
-            ux, uy = dx / length, dy / length
-            # An edge into or out of a folded group's box meets the box at its border.
-            start_gap = (
-                box_gap(boxes[source], ux, uy)
-                if source in boxes
-                else STYLES[nodes[source].kind].size / 2 + 2
-            )
-            end_gap = (
-                box_gap(boxes[target], ux, uy) + 1
-                if target in boxes
-                else STYLES[nodes[target].kind].size / 2 + 3
-            )
-            if length <= start_gap + end_gap:
-                geometry.append(None)
-                continue
-            tip = QPointF(b.x() - ux * end_gap, b.y() - uy * end_gap)
-            line = QLineF(QPointF(a.x() + ux * start_gap, a.y() + uy * start_gap), tip)
-            base_x, base_y = tip.x() - ux * ARROW_PX, tip.y() - uy * ARROW_PX
-            left = QPointF(base_x - uy * half, base_y + ux * half)
-            right = QPointF(base_x + uy * half, base_y - ux * half)
-            head = QPolygonF([tip, left, right, tip])
-            wings = (QLineF(tip, left), QLineF(tip, right))  # the head as strokes, for dense graphs
-            middle = QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2)
-            geometry.append((line, head, middle, wings))
+        assert self._arrays is not None  # made with the screen positions
+        geometry = edge_geometry(self._arrays, screen, view)
         self._geometry = (key, geometry)
         return geometry
 
+    def _visited_mask(self) -> np.ndarray | None:
+        """Per node, whether the current frame has visited it (None: no frame), cached per
+        frame so repaints of one moment do not rebuild it."""
+        frame = self.frame
+        if frame is None or self._arrays is None:
+            return None
+        if self._visited is None or self._visited[0] is not frame:
+            self._visited = (frame, self._arrays.mask(frame.visited))
+        return self._visited[1]
+
     def _paint_edges(
-        self, painter: QPainter, transform: QTransform, screen: dict[str, QPointF]
+        self, painter: QPainter, transform: QTransform, screen: ScreenPositions
     ) -> None:
-        """Edges grouped by look and drawn in one call per look: thousands of separate
-        drawLine calls cost more than a 60 fps frame."""
+        """Edges grouped by look and drawn in one native call per look: thousands of
+        separate drawLine calls, or a Python loop over every edge, cost more than a frame."""
+        arrays = self._arrays
+        if arrays is None or not self._graph.edges:
+            return
+        view = QRectF(painter.viewport())
+        geometry = self._edge_geometry(transform, screen, view)
         frame = self.frame
         carrying = frame.step.edge_grads if frame is not None and frame.step else {}
-        visited = frame.visited if frame is not None else None
-        groups: dict[str, tuple[list[QLineF], QPainterPath]] = {
-            look: ([], QPainterPath()) for look in ("normal", "faded", "hot", "untracked", "cut")
-        }
-        styles = self._graph.edge_styles
+        looks_order = ("normal", "faded", "hot", "untracked", "cut")
+        code = np.zeros(len(arrays.source), dtype=np.int8)  # index into looks_order
+        visited = self._visited_mask()
+        if visited is not None:
+            code[~visited[arrays.target]] = 1
         labels: list[tuple[QPointF, str]] = []
         cuts: list[tuple[QPointF, str]] = []
-        geometry = self._edge_geometry(transform, screen)
+        edge_index, drawn, middle = arrays.edge_index, geometry.drawn, geometry.middle
+        solid = code == 0  # before the hot edges: a hot edge is drawn over its own look
+        for edge, grad in carrying.items() if carrying else ():
+            i = edge_index.get(edge)
+            if i is not None and drawn[i] and edge not in self._graph.edge_styles:
+                code[i] = 2
+                labels.append((QPointF(*middle[i]), f"∂ {grad}"))
+        for edge, (look, text) in self._graph.edge_styles.items():
+            i = edge_index.get(edge)
+            if i is None:
+                continue
+            code[i] = looks_order.index(look)
+            if text and drawn[i]:
+                cuts.append((QPointF(*middle[i]), text))
         # Past a few hundred edges, filled arrowheads (one path of thousands of polygons)
         # cost more than the rest of the frame: they are drawn as two strokes instead.
         dense = len(self._graph.edges) > 300
-        for (source, target), shape in zip(self._graph.edges, geometry, strict=True):
-            if shape is None:
-                continue
-            line, head, middle, wings = shape
-            grad = carrying.get((source, target)) if carrying else None
-            special = styles.get((source, target)) if styles else None
-            if special is not None:
-                look = special[0]
-                if special[1]:
-                    cuts.append((middle, special[1]))
-            elif grad is not None:
-                look = "hot"
-                labels.append((middle, f"∂ {grad}"))
-            elif visited is not None and target not in visited:
-                look = "faded"
-            else:
-                look = "normal"
-            lines, heads = groups[look]
-            lines.append(line)
-            if dense:
-                lines.extend(wings)
-            else:
-                heads.addPolygon(head)
         c = self.colours
         faded = QColor(c.edge)
         faded.setAlpha(60)
@@ -289,17 +297,42 @@ class GraphOverlayItem(pg.GraphicsObject):
         # invisible and the frame rate is not.
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, not dense)
         if dense:
+            # An opaque colour mixed with the background looks as the translucent one
+            # does, and Qt fills opaque 1-pixel lines several times faster than it blends.
+            faded = _mixed(QColor(c.edge), QColor(c.background), 60 / 255)
+            looks["faded"] = (faded, 1.2, Qt.PenStyle.SolidLine)
             looks = {k: (c, 0 if w < 2 else w, d) for k, (c, w, d) in looks.items()}
+        # An SVG export gets vector lines, not the layer's picture of them.
+        layered = dense and painter.paintEngine().type() == QPaintEngine.Type.Raster
+        if layered:
+            ordinary = drawn & (code <= 2)  # normal, faded or hot: not untracked or cut
+            self._edge_layer.paint(
+                painter,
+                (self._geometry[0] if self._geometry else None, id(c)),
+                _with_wings(geometry, np.flatnonzero(ordinary)),
+                np.tile(solid[ordinary], 3),
+                (QPen(looks["normal"][0], 0), QPen(looks["faded"][0], 0)),
+            )
         for look, (colour, width, dash) in looks.items():
-            lines, heads = groups[look]
-            if not lines:
+            if layered and look in ("normal", "faded"):
+                continue  # in the edge layer
+            chosen = np.flatnonzero(drawn & (code == looks_order.index(look)))
+            if not len(chosen):
                 continue
+            line = geometry.line[chosen]
+            tip = line[:, 2:]
             painter.setPen(QPen(colour, width, dash))
-            painter.drawLines(lines)
-            if not heads.isEmpty():
-                painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(colour)
-                painter.drawPath(heads)
+            if dense:
+                draw_lines(painter, _with_wings(geometry, chosen), dedupe=True)
+                continue
+            draw_lines(painter, line)
+            heads = QPainterPath()
+            for t, a, b in zip(tip, geometry.left[chosen], geometry.right[chosen], strict=True):
+                tip_point = QPointF(*t)
+                heads.addPolygon(QPolygonF([tip_point, QPointF(*a), QPointF(*b), tip_point]))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            painter.drawPath(heads)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         self._paint_edge_labels(painter, labels, c.grad)
         self._paint_edge_labels(painter, cuts, c.cut)
@@ -389,7 +422,7 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setPen(hot)
             painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
 
-    def _paint_labels(self, painter: QPainter, screen: dict[str, QPointF]) -> None:
+    def _paint_labels(self, painter: QPainter, screen: Mapping[str, QPointF]) -> None:
         view = painter.viewport()
         title_metrics = QFontMetricsF(self._title_font)
         detail_metrics = QFontMetricsF(self._detail_font)
@@ -397,14 +430,20 @@ class GraphOverlayItem(pg.GraphicsObject):
         compact, names = self.compact(), self.names_only()
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
-        shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
+        # Only the nodes near the view are measured and labelled (a big graph zoomed in
+        # shows a few dozen of its thousands).
+        if isinstance(screen, ScreenPositions):
+            shown = screen.inside(QRectF(reach))
+        else:
+            shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
         half = self.label_half_widths(shown)
         room = _room_beside(shown, half)
         short = self._graph.short
-        for key, node in self._graph.nodes.items():
-            centre = shown.get(key)
-            if centre is None or node.kind == MODULE:
-                continue
+        nodes = self._graph.nodes
+        for key, centre in shown.items():
+            node = nodes[key]
+            if node.kind == MODULE:
+                continue  # a card's text is inside it
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
                 title = node.title

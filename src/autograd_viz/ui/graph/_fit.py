@@ -6,9 +6,12 @@ from collections.abc import Callable, Iterable, Sequence
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
+from autograd_viz.ui.graph._graph_style import STYLES
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
+FRAME_TITLE_PX = 10.0  # the half of a frame's title above its top edge, and a gap
+MARK_PAD_PX = 5.0  # beyond a mark's half size: the ring of the lit node
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -25,7 +28,14 @@ def reach_px(
     nodes = graph.nodes
     framed = {m for members in graph.groups.values() for m in members if m in nodes}
     half = half_widths(nodes.keys() if unit_px >= COMPACT_DX_PX else framed)
-    return {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+    reach = {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+    # Every mark too, ringed as the player lights it: at a far zoom the end layers are
+    # less than a mark apart from the view's edge.
+    for key, node in nodes.items():
+        mark = STYLES[node.kind].size / 2 + MARK_PAD_PX
+        if reach.get(key, 0.0) < mark:
+            reach[key] = mark
+    return reach
 
 
 def fitted_range(
@@ -78,6 +88,10 @@ def fitted_range(
         reach_right = max(n.x + half - x_high for n, half in nodes)
         low = x_low - (max(0.0, reach_left) + (0.1 if reach_left > 0 else 0.0))
         high = x_high + (max(0.0, reach_right) + (0.1 if reach_right > 0 else 0.0))
+    if graph.frames:  # a frame's title sits on its top edge, half a line above it
+        top = max(t for *_, t in graph.frames.values())
+        need = top + FRAME_TITLE_PX * (y_high - y_low) / height_px
+        y_high = max(y_high, need)
     return (low, high), (y_low, y_high)
 
 

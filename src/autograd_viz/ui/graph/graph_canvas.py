@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -27,9 +27,13 @@ from autograd_viz.ui.graph._edges_item import (
 )
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
+from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
+from autograd_viz.ui.graph._minimap import Minimap
 
+STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
+MINIMAP_MARGIN_PX = 8
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
@@ -44,7 +48,7 @@ class GraphCanvas(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None, view: RunView | None = None) -> None:
         self.colours = LIGHT
-        super().__init__(parent, background=self.colours.background)
+        super().__init__(parent, background=self.colours.background, viewBox=GraphViewBox())
         self.setObjectName("graphCanvas")
         plot = self.getPlotItem()
         plot.hideAxis("left")
@@ -53,7 +57,10 @@ class GraphCanvas(pg.PlotWidget):
         plot.hideButtons()
         self.view = view if view is not None else RunView()
         self._generation = 0  # bumps with each layout asked for; stale answers are dropped
-        self._states: list[str] = []  # each marker's playback state, as last drawn
+        # Each marker's playback state (an index into STATES), as last drawn.
+        self._states = np.zeros(0, dtype=np.int8)
+        self._node_index: dict[str, int] = {}  # drawn id -> its marker's index
+        self._kinds: list[str] = []  # each marker's node kind
         self._jobs: set[LayoutJob] = set()
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
@@ -83,7 +90,9 @@ class GraphCanvas(pg.PlotWidget):
         self.follows_fit = True
         box = self.getViewBox()
         self.scene().sigMouseClicked.connect(self._scene_clicked)
-        box.sigRangeChanged.connect(lambda *_: self._overlay.update())
+        box.sigRangeChanged.connect(self._range_changed)
+        self.minimap = Minimap(self.viewport())
+        self.minimap.pan_requested.connect(self._pan_to)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
         box.sigResized.connect(self._viewport_resized)
         self.view.run_changed.connect(self._run_changed)
@@ -132,8 +141,9 @@ class GraphCanvas(pg.PlotWidget):
         self._message.setColor(c.message)
         self._note.setColor(c.note)
         recolour_legend(self.legend, c)
+        self.minimap.set_colours(c.background, c.edge, c.current)
         self._looks.clear()  # the "lit" ring is drawn in c.current
-        self._states = []  # every marker takes its new look
+        self._states = np.zeros(0, dtype=np.int8)  # every marker takes its new look
         if self.graph.nodes:
             self.show_frame(self.frame)
 
@@ -199,12 +209,15 @@ class GraphCanvas(pg.PlotWidget):
 
     def _draw(self) -> None:
         run = self.view.run
-        self._states = []
+        self._states = np.zeros(0, dtype=np.int8)
         self.freed_at_end = freed_at(run.freeing, len(run.trace.events)) if run else set()
         self.frame = None
         self._overlay.set_frame(None)
         self._overlay.set_graph(self.graph)
         nodes = list(self.graph.nodes.values())
+        self._node_index = {n.id: i for i, n in enumerate(nodes)}
+        self._kinds = [n.kind for n in nodes]
+        self.minimap.set_points(np.array([(n.x, n.y) for n in nodes], dtype=float))
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
             self._markers.setData(
@@ -262,47 +275,41 @@ class GraphCanvas(pg.PlotWidget):
         step ringed; None paints the state at the end of the run. No layout happens here."""
         self.frame = frame
         self._overlay.set_frame(frame)
-        nodes = list(self.graph.nodes.values())
-        if not nodes:
+        if not self.graph.nodes:
             return
+        index = self._node_index
+        codes = np.full(len(index), STATES.index("normal" if frame is None else "faded"), np.int8)
+
+        def mark(keys: object, state: str) -> None:
+            hits = [index[k] for k in keys if k in index]  # type: ignore[attr-defined]
+            codes[hits] = STATES.index(state)
+
         if frame is None:
-            freed = self.freed_at_end
-            states = ["freed" if n.id in freed else "normal" for n in nodes]
+            mark(self.freed_at_end, "freed")
         else:
-            lit = frame.step.lit if frame.step is not None else frozenset()
-            visited, freed = frame.visited, frame.freed
+            # Later marks win: lit over freed over visited.
+            mark(frame.visited, "normal")
+            mark(frame.freed, "freed")
+            mark(frame.step.lit if frame.step is not None else (), "lit")
+        self._restyle(codes)
 
-            def state(key: str) -> str:
-                if key in lit:
-                    return "lit"
-                if key in freed:
-                    return "freed"
-                return "normal" if key in visited else "faded"
-
-            states = [state(n.id) for n in nodes]
-        self._restyle(nodes, states)
-
-    def _restyle(self, nodes: list, states: list[str]) -> None:
-        """Give each marker the look of its state, touching only markers whose state changed
-        (a playback step changes a handful of 10,000: restyling all costs ~40 ms a frame)."""
-        previous = self._states if len(self._states) == len(states) else None
-        self._states = states
+    def _restyle(self, codes: np.ndarray) -> None:
+        """Give each marker the look of its state (an index into STATES), touching only
+        markers whose state changed (a playback step changes a handful of 10,000)."""
+        previous = self._states
+        self._states = codes
         data = self._markers.data
-        if previous is not None and len(data) == len(states):
-            changed = [i for i, (a, b) in enumerate(zip(previous, states, strict=True)) if a != b]
-            if not changed:
+        kinds = self._kinds
+        if len(previous) == len(codes) == len(data):
+            changed = np.flatnonzero(previous != codes)
+            if not len(changed):
                 return
-            if len(changed) < len(states) // 4:
-                for i in changed:
-                    brush, pen, size = self._look(nodes[i].kind, states[i])
-                    data["brush"][i], data["pen"][i], data["size"][i] = brush, pen, size
-                data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
-                self._markers.updateSpots()
-                return
-        looks = [self._look(n.kind, st) for n, st in zip(nodes, states, strict=True)]
-        self._markers.setBrush([look[0] for look in looks], update=False)
-        self._markers.setPen([look[1] for look in looks], update=False)
-        self._markers.setSize([look[2] for look in looks], update=False)
+        else:
+            changed = np.arange(len(codes))
+        brushes, pens, sizes = data["brush"], data["pen"], data["size"]
+        for i in changed.tolist():
+            brushes[i], pens[i], sizes[i] = self._look(kinds[i], STATES[codes[i]])
+        data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
         self._markers.updateSpots()
 
     def find(self, text: str) -> list[str]:
@@ -317,16 +324,29 @@ class GraphCanvas(pg.PlotWidget):
     def center_on(self, key: str) -> None:
         """Pan (keeping the zoom) so that node `key` is in the middle of the view."""
         node = self.graph.nodes.get(key)
-        if node is None:
-            return
-        self.follows_fit = False  # the learner asked for this node, not the whole graph
+        if node is not None:
+            self._pan_to(node.x, node.y)
+
+    def _pan_to(self, x: float, y: float) -> None:
+        """Pan (keeping the zoom) so that data point (x, y) is in the middle of the view."""
+        self.follows_fit = False  # the learner asked for this place, not the whole graph
         view = self.getViewBox()
         (x0, x1), (y0, y1) = view.viewRange()
         half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
-        view.setRange(
-            xRange=(node.x - half_x, node.x + half_x),
-            yRange=(node.y - half_y, node.y + half_y),
-            padding=0,
+        view.setRange(xRange=(x - half_x, x + half_x), yRange=(y - half_y, y + half_y), padding=0)
+
+    def _range_changed(self, *_args: object) -> None:
+        self._overlay.update()
+        (x0, x1), (y0, y1) = self.getViewBox().viewRange()
+        self.minimap.set_view(QRectF(x0, y0, x1 - x0, y1 - y0))
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        super().resizeEvent(event)
+        if getattr(self, "minimap", None) is None:
+            return  # a resize during construction
+        # Top right: the legend holds the bottom left, the note the graph's bottom.
+        self.minimap.move(
+            self.width() - self.minimap.width() - MINIMAP_MARGIN_PX, MINIMAP_MARGIN_PX
         )
 
     @contextmanager
@@ -385,9 +405,12 @@ class GraphCanvas(pg.PlotWidget):
         if not self.graph.nodes:
             box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
             return
-        x_range, y_range = fitted_range(
+        # Above the graph, room for the minimap, so it never covers a node when fitted.
+        top_px = self.minimap.height() + MINIMAP_MARGIN_PX if self.minimap.isVisibleTo(self) else 0
+        height = max(box.height() - top_px, box.height() / 2)
+        x_range, (y_low, y_high) = fitted_range(
             self.graph,
-            (box.width(), box.height()),
+            (box.width(), height),
             self._overlay.label_half_widths,
             legend_px=self.legend.height() + LEGEND_GAP_PX,
             reach_y_px=[
@@ -396,7 +419,8 @@ class GraphCanvas(pg.PlotWidget):
                 (0.0, self._overlay.vertical_reach_px(BARE)),
             ],
         )
-        box.setRange(xRange=x_range, yRange=y_range, padding=0)
+        y_high += (box.height() - height) * (y_high - y_low) / height
+        box.setRange(xRange=x_range, yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()

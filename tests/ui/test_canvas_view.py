@@ -1,0 +1,236 @@
+"""Where the canvas looks: the wheel zooms toward the pointer, Fit graph shows every drawn
+item, a minimap pans big graphs, and zooming in on a big graph labels what is in view."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtGui import QFontMetricsF, QImage, QTransform, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.resources import EXAMPLES
+from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._minimap import MINIMAP_MIN_NODES
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+from tests.ui.test_graph_canvas import _Recording
+
+RNN = """
+import torch
+torch.manual_seed(0)
+w = torch.randn(4, 4, requires_grad=True)
+h = torch.zeros(4)
+x = torch.randn({steps}, 4)
+for t in range({steps}):
+    h = torch.tanh(w @ h + x[t])
+loss = h.sum()
+loss.backward()
+"""
+WIDE = RNN.format(steps=60)  # a long chain: ~180 layers, a few rows
+TALL = """
+import torch
+w = torch.randn(3, requires_grad=True)
+xs = [torch.randn(3) for _ in range(30)]
+loss = torch.stack([(x * w).sum() for x in xs]).sum()
+loss.backward()
+"""
+
+
+class _Texts(_Recording):
+    """Also keeps where each text went (its box, from the painter's font at the time)."""
+
+    def __init__(self, device) -> None:
+        super().__init__(device)
+        self.text_rects: list[QRectF] = []
+
+    def drawText(self, *args) -> None:  # Qt's own name
+        if isinstance(args[0], QPointF):
+            metrics = QFontMetricsF(self.font())
+            p = args[0]
+            width = metrics.horizontalAdvance(str(args[-1]))
+            self.text_rects.append(QRectF(p.x(), p.y() - metrics.ascent(), width, metrics.height()))
+        super().drawText(*args)
+
+
+def _canvas(qtbot, size=(900, 600)) -> GraphCanvas:
+    canvas = GraphCanvas()
+    canvas.resize(*size)
+    qtbot.addWidget(canvas)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    return canvas
+
+
+def _show(qtbot, canvas: GraphCanvas, source: str, open_all: bool = False) -> None:
+    trace = run_source(source, max_nodes=50_000, max_events=200_000)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=60_000):
+        canvas.show_trace(trace)
+    if open_all:  # every node drawn, not the loop folded to one box
+        with qtbot.waitSignal(canvas.layout_changed, timeout=60_000):
+            canvas.view.open_all()
+
+
+def _view_rect(canvas: GraphCanvas) -> QRectF:
+    """The view box's area in the canvas's widget pixels."""
+    box = canvas.getViewBox()
+    rect = QRectF(canvas.mapFromScene(box.sceneBoundingRect()).boundingRect())
+    return rect.translated(QPointF(canvas.viewport().pos()))
+
+
+def _drawn_rects(canvas: GraphCanvas) -> tuple[list[QRectF], list[QRectF], list[QRectF]]:
+    """What a paint of the current view draws, in widget pixels: marks, texts, frames."""
+    canvas.grab()  # a paint, as the screen would do: it picks the level of labels
+    overlay = canvas._overlay
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    # The whole overlay (frames, edges, cards, labels) as the screen paints it, in the
+    # widget's pixels.
+    corner = canvas.viewport().pos()
+    to_widget = QTransform.fromTranslate(corner.x(), corner.y())
+    painter.setTransform(overlay.deviceTransform(canvas.viewportTransform()) * to_widget)
+    overlay.paint(painter)
+    painter.end()
+    marks = []
+    for key, p in screen.items():
+        size = STYLES[canvas.graph.nodes[key].kind].size
+        marks.append(QRectF(p.x() - size / 2, p.y() - size / 2, size, size))
+    return marks, painter.text_rects, painter.boxes
+
+
+def _wheel(canvas: GraphCanvas, at: QPointF, notches: int = 1) -> None:
+    event = QWheelEvent(
+        at,
+        canvas.viewport().mapToGlobal(at),
+        QPoint(0, 0),
+        QPoint(0, 120 * notches),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(canvas.viewport(), event)
+
+
+def _data_at(canvas: GraphCanvas, at: QPointF) -> QPointF:
+    return canvas.getViewBox().mapSceneToView(canvas.mapToScene(at.toPoint()))
+
+
+def _widget_at(canvas: GraphCanvas, data: QPointF) -> QPointF:
+    scene = canvas.getViewBox().mapViewToScene(data)
+    return QPointF(canvas.mapFromScene(scene))
+
+
+@pytest.mark.parametrize("source", [WIDE, "small"])
+def test_the_wheel_zooms_toward_the_pointer(qtbot, source) -> None:
+    canvas = _canvas(qtbot)
+    if source == "small":
+        source = (EXAMPLES / "first_graph.py").read_text(encoding="utf-8")
+    _show(qtbot, canvas, source)
+    at = QPointF(220, 170)  # well away from the centre (450, 300)
+    under = _data_at(canvas, at)
+    before = canvas.getViewBox().viewRange()
+    for notches in (1, 2, -1):
+        with qtbot.waitSignal(canvas.getViewBox().sigRangeChanged):
+            _wheel(canvas, at, notches)
+        moved = _widget_at(canvas, under) - at
+        assert abs(moved.x()) <= 1.5 and abs(moved.y()) <= 1.5, (notches, moved)
+    assert canvas.getViewBox().viewRange() != before and not canvas.follows_fit
+
+
+def _assert_fitted(canvas: GraphCanvas) -> None:
+    view = _view_rect(canvas).adjusted(-1, -1, 1, 1)
+    marks, texts, frames = _drawn_rects(canvas)
+    for kind, rects in (("mark", marks), ("text", texts), ("frame", frames)):
+        outside = [r for r in rects if not view.contains(r)]
+        assert not outside, f"{len(outside)} {kind}s outside {view}: {outside[:3]}"
+    legend = canvas.legend.sceneBoundingRect()
+    legend = QRectF(canvas.mapFromScene(legend).boundingRect())
+    assert not [r for r in marks + texts if r.intersects(legend)], "the legend covers the graph"
+    minimap = QRectF(canvas.minimap.geometry())
+    if canvas.minimap.isVisible():
+        assert not [r for r in marks + texts if r.intersects(minimap)], "the minimap covers it"
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_fit_shows_every_drawn_item_of_each_example(qtbot, example) -> None:
+    canvas = _canvas(qtbot)
+    _show(qtbot, canvas, (EXAMPLES / example).read_text(encoding="utf-8"))
+    canvas.fit()
+    _assert_fitted(canvas)
+
+
+@pytest.mark.parametrize("source", [WIDE, TALL], ids=["wide", "tall"])
+@pytest.mark.parametrize("size", [(900, 600), (500, 700)])
+def test_fit_shows_every_drawn_item_of_a_wide_or_tall_graph(qtbot, source, size) -> None:
+    canvas = _canvas(qtbot, size)
+    _show(qtbot, canvas, source)
+    canvas.fit()
+    _assert_fitted(canvas)
+
+
+def test_the_minimap_shows_past_500_nodes_follows_the_view_and_pans(qtbot) -> None:
+    canvas = _canvas(qtbot)
+    _show(qtbot, canvas, WIDE)
+    assert len(canvas.graph.nodes) < MINIMAP_MIN_NODES and not canvas.minimap.isVisible()
+    _show(qtbot, canvas, RNN.format(steps=200), open_all=True)
+    assert len(canvas.graph.nodes) >= MINIMAP_MIN_NODES and canvas.minimap.isVisible()
+    minimap = canvas.minimap
+    assert QRectF(canvas.rect()).contains(QRectF(minimap.geometry()))
+    box = canvas.getViewBox()
+    with qtbot.waitSignal(box.sigRangeChanged):
+        box.setRange(xRange=(100, 160), yRange=(-1, 1), padding=0)
+    (x0, x1), (y0, _) = box.viewRange()
+    r = minimap.view_rect
+    assert (r.left(), r.right()) == pytest.approx((x0, x1)) and r.top() == pytest.approx(y0)
+    drawn = minimap.view_rect_px()
+    left, right = minimap.to_widget(x0, 0).x(), minimap.to_widget(x1, 0).x()
+    assert drawn.left() == pytest.approx(left) and drawn.right() == pytest.approx(right)
+    # A click near the right end centres the view there, keeping its zoom.
+    click = QPoint(minimap.width() - 20, minimap.height() // 2)
+    target_x, target_y = minimap.to_data(QPointF(click))
+    with qtbot.waitSignal(box.sigRangeChanged):
+        qtbot.mouseClick(minimap, Qt.MouseButton.LeftButton, pos=click)
+    (a, b), (c, d) = box.viewRange()
+    assert (a + b) / 2 == pytest.approx(target_x) and (c + d) / 2 == pytest.approx(target_y)
+    assert b - a == pytest.approx(x1 - x0) and target_x > 400
+    assert not canvas.follows_fit  # the learner's view now: a resize keeps it
+
+
+def test_zooming_in_on_a_big_graph_labels_the_nodes_in_view(qtbot) -> None:
+    """The 1,500-node RNN loop of issue 16: rows hundreds of pixels apart, layers a tenth
+    of a pixel. Wheeling in at a node reaches a zoom where the nodes in view get labels,
+    and the node stays under the pointer."""
+    canvas = _canvas(qtbot, (1200, 800))
+    _show(qtbot, canvas, RNN.format(steps=500), open_all=True)
+    assert len(canvas.graph.nodes) >= 1500
+    canvas.grab()
+    assert not canvas._overlay.labels_fit()  # fitted: far too dense to label
+    key = next(k for k, n in canvas.graph.nodes.items() if 240 < n.x < 260)
+    at = QPointF(canvas.widget_position(key))
+    under = _data_at(canvas, at)
+    for _ in range(60):
+        with qtbot.waitSignal(canvas.getViewBox().sigRangeChanged):
+            _wheel(canvas, at, 3)
+        canvas.grab()
+        if canvas._overlay.labels_fit() and not canvas._overlay.compact():
+            break  # full names: both axes have room
+    assert canvas._overlay.labels_fit(), canvas._overlay.last_spacing_px
+    assert (_widget_at(canvas, under) - at).manhattanLength() <= 3
+    view = _view_rect(canvas)
+    in_view = [k for k in canvas.graph.nodes if view.contains(QPointF(canvas.widget_position(k)))]
+    assert len(in_view) >= 5
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    canvas._overlay._paint_labels(
+        painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    )
+    painter.end()
+    labelled = {canvas.graph.nodes[k].title for k in in_view}
+    assert labelled and all(any(t.startswith(s[:3]) for s in painter.texts) for t in labelled)
+    # Another step in zooms both axes alike (labels already fit on both).
+    (x0, x1), (y0, y1) = canvas.getViewBox().viewRange()
+    with qtbot.waitSignal(canvas.getViewBox().sigRangeChanged):
+        _wheel(canvas, at, 1)
+    (a, b), (c, d) = canvas.getViewBox().viewRange()
+    assert (b - a) / (x1 - x0) == pytest.approx((d - c) / (y1 - y0), rel=1e-3)
