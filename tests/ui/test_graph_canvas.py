@@ -430,3 +430,24 @@ def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
     assert {short.get(n.id, n.title) for n in tensors} <= set(painter.texts)
     assert not {n.detail for n in tensors if n.detail} & set(painter.texts)
     assert set(painter.texts) <= titles | {short_op_name(t) for t in titles}
+
+
+def test_opening_a_big_folded_loop_is_laid_out_off_the_gui_thread(qtbot) -> None:
+    from PySide6.QtCore import QTimer
+
+    trace = run_source(BIG.format(n=3000))
+    canvas = _canvas(qtbot)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=60_000):
+        canvas.show_trace(trace)
+    assert "m:loop@4" in canvas.graph.nodes and len(canvas.graph.nodes) == 3
+    ticks: list[bool] = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(canvas.laying_out))
+    timer.start(10)
+    with qtbot.waitSignal(canvas.layout_changed, timeout=60_000):
+        canvas.view.open_all()
+        assert canvas.laying_out and canvas.view.message == "Laying out…"
+    timer.stop()
+    assert True in ticks  # the event loop ran while the layout did
+    assert canvas.marker_count() == len(trace.tensors) + len(trace.nodes)
+    assert canvas.view.message == "" and not canvas.collapsed

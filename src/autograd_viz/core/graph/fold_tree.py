@@ -108,6 +108,7 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
     ops = [(i, e) for i, e in trace.index.each(OpEvent)]
     groups: dict[str, Group] = {ROOT: Group(ROOT, MODULE, "script")}
     call_key = _module_calls(ops, trace, groups)
+    _idle_modules(trace, g, groups, len(trace.events))
     # Which group each op ran in, and the parts of each group in the order they ran.
     parts: dict[str, list[_Part]] = {k: [] for k in groups}
     op_group: dict[int, str] = {}
@@ -182,6 +183,25 @@ def _module_calls(
         if here:
             key_of[i] = parent
     return key_of
+
+
+def _idle_modules(trace: Trace, g: nx.MultiDiGraph, groups: dict[str, Group], end: int) -> None:
+    """A group for the parameters of a module variable no forward called (the template
+    layer an `nn.TransformerEncoder` copies): one card, not a heap of loose leaves."""
+    called = {grp.path for grp in groups.values() if grp.path}
+    idle: dict[str, int] = {}
+    for tid in g:
+        t = trace.index.tensors.get(tid)
+        if t is None or not t.is_leaf or not t.name or "." not in t.name:
+            continue
+        parts = t.name.split(".")
+        if any(".".join(parts[:i]) in called for i in range(1, len(parts))):
+            continue
+        idle[parts[0]] = idle.get(parts[0], 0) + 1
+    for var, count in idle.items():
+        if count >= 2 and var not in groups:
+            groups[var] = Group(var, MODULE, var, "never called", ROOT, path=var, first_event=end)
+            groups[ROOT].children.append(var)
 
 
 def _owners(

@@ -9,8 +9,9 @@ no Qt in it, so it is tested without a display.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from psygnal import Signal
@@ -21,6 +22,7 @@ from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Fra
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import TensorValue, Trace
 
+BACKGROUND_REFOLD = 2_000  # graphs of more nodes are folded and opened off the GUI thread
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
 NO_GRAPH_MESSAGE = "This run left no tensor that requires grad: nothing to draw."
 _COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
@@ -105,6 +107,10 @@ class RunView:
         self.selection: tuple[str, ...] = ()
         self.inspected = ""
         self.message = EMPTY_MESSAGE
+        # Runs a big graph's new layout elsewhere (the canvas gives a worker thread):
+        # runner(work, done) calls done(work()) later, on this object's thread.
+        self.refold_runner: Callable[[Callable[[], DrawnGraph], Callable], None] | None = None
+        self._refolding: object | None = None
         # Until the player first moves, the canvas shows the state at the end of the run.
         self._playing = False
 
@@ -229,7 +235,25 @@ class RunView:
         if self.run is None:
             return
         run = self.run
-        graph = drawn_graph(run.trace, set(collapsed), run.graph.heights(), run.graph.folding)
+        work = partial(
+            drawn_graph, run.trace, set(collapsed), run.graph.heights(), run.graph.folding
+        )
+        folding = run.graph.folding
+        big = folding is not None and folding.base.number_of_nodes() > BACKGROUND_REFOLD
+        if self.refold_runner is None or not big:
+            self._refolded(run, None, work())
+            return
+        # A big graph is laid out off the caller's thread; the newest request wins.
+        token = self._refolding = object()
+        self._say("Laying out…")
+        self.refold_runner(work, lambda graph: self._refolded(run, token, graph))
+
+    def _refolded(self, run: ShownRun, token: object | None, graph: DrawnGraph) -> None:
+        if self.run is not run or (token is not None and token is not self._refolding):
+            return  # another run, or a newer fold, came meanwhile
+        if token is not None:
+            self._refolding = None
+            self._say("")
         self.collapsed = graph.collapsed
         run.player.use_graph(graph)
         self.run = replace(run, graph=graph)

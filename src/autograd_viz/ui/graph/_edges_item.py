@@ -30,8 +30,9 @@ from autograd_viz.core.graph.graph_model import (
 )
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.ui.graph._edge_layer import EdgeLayer
-from autograd_viz.ui.graph._fold_painting import paint_boxes, paint_frames
+from autograd_viz.ui.graph._fold_painting import paint_boxes, paint_frames, screen_rect
 from autograd_viz.ui.graph._graph_style import LIGHT, STYLES, CanvasColours
+from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import (
     EdgeGeometry,
     GraphArrays,
@@ -198,7 +199,7 @@ class GraphOverlayItem(pg.GraphicsObject):
             fonts = (self._title_font, self._detail_font)
             paint_boxes(painter, transform, graph, self.colours, fonts, self.frame)
         if labelled:
-            self._paint_labels(painter, screen)
+            self._paint_labels(painter, screen, transform)
         painter.restore()
 
     def _view_key(self, transform: QTransform) -> tuple[Any, ...]:
@@ -376,31 +377,6 @@ class GraphOverlayItem(pg.GraphicsObject):
             above, below = max(above, up), max(below, down)
         return above + 2, below + 2
 
-    def _mark_extent(self, key: str, centre: QPointF) -> QRectF:
-        """Where a node's mark alone is drawn on screen."""
-        size = STYLES[self._graph.nodes[key].kind].size
-        return QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)
-
-    def _label_extent(self, key: str, centre: QPointF) -> QRectF:
-        """Where a node's mark and its label lines can reach on screen (a tensor is given
-        all three lines, so a frame drawn around it does not move as .grad appears)."""
-        node = self._graph.nodes[key]
-        size = STYLES[node.kind].size
-        if node.kind in (OPERATION, ACCUMULATE):
-            metrics = QFontMetricsF(self._op_font)
-            texts = [(node.title, metrics)]
-            height = metrics.height()
-        elif self.names_only():
-            metrics = QFontMetricsF(self._title_font)
-            texts = [(node.title, metrics)]
-            height = metrics.height()
-        else:
-            title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
-            texts = [(node.title, title), (node.detail, detail), (node.grad, detail)]
-            height = title.height() + 2 * detail.height()
-        half = max([size / 2] + [m.horizontalAdvance(t) / 2 for t, m in texts if t])
-        return QRectF(centre.x() - half, centre.y() - size / 2, 2 * half, size + 3 + height)
-
     def _paint_edge_labels(
         self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str
     ) -> None:
@@ -422,7 +398,12 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setPen(hot)
             painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
 
-    def _paint_labels(self, painter: QPainter, screen: Mapping[str, QPointF]) -> None:
+    def _paint_labels(
+        self,
+        painter: QPainter,
+        screen: Mapping[str, QPointF],
+        transform: QTransform | None = None,
+    ) -> None:
         view = painter.viewport()
         title_metrics = QFontMetricsF(self._title_font)
         detail_metrics = QFontMetricsF(self._detail_font)
@@ -440,7 +421,21 @@ class GraphOverlayItem(pg.GraphicsObject):
         room = _room_beside(shown, half)
         short = self._graph.short
         nodes = self._graph.nodes
+        # Every mark in reach, and every card, is taken before any label is placed.
+        marks = []
         for key, centre in shown.items():
+            size = STYLES[nodes[key].kind].size
+            marks.append((key, QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)))
+        if transform is not None:  # the cards, where the layout's rectangles are known
+            marks += [(k, screen_rect(transform, r)) for k, r in self._graph.boxes.items()]
+        placer = LabelPlacer(marks)
+        # Names before operations, left to right: where two collide, a tensor keeps its
+        # label and an op name is shortened or left to the tooltip.
+        ordered = sorted(
+            shown.items(),
+            key=lambda kv: (nodes[kv[0]].kind in (OPERATION, ACCUMULATE), kv[1].x(), kv[1].y()),
+        )
+        for key, centre in ordered:
             node = nodes[key]
             if node.kind == MODULE:
                 continue  # a card's text is inside it
@@ -471,9 +466,29 @@ class GraphOverlayItem(pg.GraphicsObject):
                     lines.append((detail, self._detail_font, detail_metrics, c.detail))
                 if grad:
                     lines.append((grad, self._detail_font, detail_metrics, c.grad))
-            for text, font, metrics, colour in lines:
+            # The fullest form that collides with nothing: every line, the name alone,
+            # the name shortened; else none (the tooltip still says it all).
+            title_line = lines[0]
+            name, font, metrics, colour = title_line
+            shorter = short_op_name(name) if node.kind in (OPERATION, ACCUMULATE) else name
+            tight = metrics.elidedText(shorter, Qt.TextElideMode.ElideRight, 48.0)
+            variants = [lines, [title_line]]
+            variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
+            variants.append([title_line])  # last: the name may cross a mark, not a label
+            rects = [_lines_rect(v, centre.x(), y) for v in variants]
+            chosen = placer.place(key, rects)
+            if chosen is None:
+                continue
+            for text, font, metrics, colour in variants[chosen]:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))
                 width = metrics.horizontalAdvance(text)
                 painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
                 y += metrics.height()
+
+
+def _lines_rect(lines, x: float, y: float) -> QRectF:
+    """Where label lines centred on `x`, starting at `y`, are drawn."""
+    width = max(metrics.horizontalAdvance(text) for text, _, metrics, _ in lines)
+    height = sum(metrics.height() for _, _, metrics, _ in lines)
+    return QRectF(x - width / 2, y, width, height)

@@ -36,3 +36,25 @@ class LayoutJob(QRunnable):
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
         self.signals.done.emit(self.generation, run)
+
+
+class _RefoldSignals(QObject):
+    done = Signal(object, object)  # the callback, the DrawnGraph
+    failed = Signal(str)
+
+
+class RefoldJob(QRunnable):
+    """Lays out a big graph again after a fold or an opening (RunView's refold_runner)."""
+
+    def __init__(self, work, done) -> None:
+        super().__init__()
+        self.work, self.done = work, done
+        self.signals = _RefoldSignals()
+
+    def run(self) -> None:
+        try:
+            graph = self.work()
+        except Exception as exc:  # said over the canvas; the old picture stays
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.signals.done.emit(self.done, graph)

@@ -7,9 +7,9 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
@@ -28,7 +28,7 @@ from autograd_viz.ui.graph._edges_item import (
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
-from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob
+from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob, RefoldJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 from autograd_viz.ui.graph._minimap import Minimap
 
@@ -62,6 +62,12 @@ class GraphCanvas(pg.PlotWidget):
         self._node_index: dict[str, int] = {}  # drawn id -> its marker's index
         self._kinds: list[str] = []  # each marker's node kind
         self._jobs: set[LayoutJob] = set()
+        self._refolds: set[RefoldJob] = set()  # big graphs laid out again after a fold
+        self._pending_click = ""  # clicked, inspected unless a double-click follows
+        self._click_timer = QTimer(self)
+        self._click_timer.setSingleShot(True)
+        self._click_timer.setInterval(QApplication.styleHints().mouseDoubleClickInterval())
+        self._click_timer.timeout.connect(self._click_settled)
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self.freed_at_end: set[str] = set()
@@ -77,6 +83,9 @@ class GraphCanvas(pg.PlotWidget):
         self._selection = pg.ScatterPlotItem(
             pxMode=True, symbol="o", brush=None, pen=pg.mkPen(self.colours.selection, width=2.5)
         )
+        # The ring sits around the marker it rings: clicks go through it to the marker
+        # (pyqtgraph hands a click to every item under it until one takes it).
+        self._selection.mouseClickEvent = lambda event: event.ignore()
         self.selected: list[str] = []
         self._message = pg.TextItem(
             self.view.message or EMPTY_MESSAGE, color=self.colours.message, anchor=(0.5, 0.5)
@@ -95,6 +104,7 @@ class GraphCanvas(pg.PlotWidget):
         self.minimap.pan_requested.connect(self._pan_to)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
         box.sigResized.connect(self._viewport_resized)
+        self.view.refold_runner = self._refold_elsewhere
         self.view.run_changed.connect(self._run_changed)
         self.view.graph_changed.connect(self._graph_changed)
         self.view.frame_changed.connect(self._frame_changed)
@@ -169,7 +179,7 @@ class GraphCanvas(pg.PlotWidget):
     @property
     def laying_out(self) -> bool:
         """Whether a background layout is still running."""
-        return bool(self._jobs)
+        return bool(self._jobs or self._refolds)
 
     @Slot(int, object)
     def _layout_done(self, generation: int, run: ShownRun) -> None:
@@ -183,6 +193,24 @@ class GraphCanvas(pg.PlotWidget):
         self._jobs = {j for j in self._jobs if j.generation > generation}
         if generation == self._generation:
             self.view.say(f"Could not lay out this graph: {message}")
+
+    def _refold_elsewhere(self, work, done) -> None:
+        """Run a big graph's new layout on a worker thread; `done` gets it on this one."""
+        job = RefoldJob(work, done)
+        job.setAutoDelete(False)
+        self._refolds.add(job)
+
+        def finish(callback, graph) -> None:
+            self._refolds.discard(job)
+            callback(graph)
+
+        def failed(message: str) -> None:
+            self._refolds.discard(job)
+            self.view.say(f"Could not lay out this graph: {message}")
+
+        job.signals.done.connect(finish, Qt.ConnectionType.QueuedConnection)
+        job.signals.failed.connect(failed, Qt.ConnectionType.QueuedConnection)
+        QThreadPool.globalInstance().start(job)
 
     def toggle_module(self, path: str) -> None:
         """Collapse an open nn.Module to one box, or open a collapsed one."""
@@ -440,6 +468,7 @@ class GraphCanvas(pg.PlotWidget):
             return
         key = str(points[0].data())
         if event is not None and event.double():
+            self._click_timer.stop()  # the first click's inspector is not wanted now
             if key.startswith("m:"):  # the middle of a folded group's card
                 self.toggle_module(key[2:])
                 return
@@ -447,7 +476,19 @@ class GraphCanvas(pg.PlotWidget):
             if path is not None:
                 self.toggle_module(path)
                 return
-        self.node_clicked.emit(key)
+        self._clicked(key)
+
+    def _clicked(self, key: str) -> None:
+        """A single click: ring the item now, inspect it once no second click follows (the
+        inspector opening narrows the canvas, which would move a double-click's target)."""
+        self.view.select((key,))
+        self._pending_click = key
+        self._click_timer.start()
+
+    def _click_settled(self) -> None:
+        if self._pending_click:
+            key, self._pending_click = self._pending_click, ""
+            self.node_clicked.emit(key)
 
     def module_of(self, key: str) -> str | None:
         """The innermost group a node is drawn in (its own for a folded box), if any."""
@@ -476,9 +517,10 @@ class GraphCanvas(pg.PlotWidget):
             return
         event.accept()
         if event.double():
+            self._click_timer.stop()
             self.toggle_module(key[2:])
         else:
-            self.node_clicked.emit(key)
+            self._clicked(key)
 
     def _tooltip(self, x: float, y: float, data: object) -> str:
         key = str(data)

@@ -243,12 +243,8 @@ class Inspector(QWidget):
         now = self._now(trace)
         if now is not None:
             rows.append(("shown", self._moment(now)))
-        tensors = trace.index.tensors
-        params = [
-            tensors[v]
-            for v in folding.tree.members(key[2:])
-            if v in tensors and tensors[v].is_leaf and tensors[v].requires_grad
-        ]
+        inside = set(folding.tree.members(key[2:]))
+        params = [t for t in trace.tensors if t.id in inside and t.is_leaf and t.requires_grad]
         for t in params[:MAX_BOX_PARAMS]:
             value, grad = t.value, t.grad
             if now is not None:
