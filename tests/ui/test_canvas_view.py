@@ -234,3 +234,61 @@ def test_zooming_in_on_a_big_graph_labels_the_nodes_in_view(qtbot) -> None:
         _wheel(canvas, at, 1)
     (a, b), (c, d) = canvas.getViewBox().viewRange()
     assert (b - a) / (x1 - x0) == pytest.approx((d - c) / (y1 - y0), rel=1e-3)
+
+
+def _label_rects(canvas: GraphCanvas) -> list[QRectF]:
+    """Where the node labels and the edges' gradient plates of one paint go (widget px)."""
+    canvas.grab()  # a paint: the level of labels, the edges' texts
+    overlay = canvas._overlay
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    corner = canvas.viewport().pos()
+    transform = overlay.deviceTransform(canvas.viewportTransform())
+    transform *= QTransform.fromTranslate(corner.x(), corner.y())
+    painter.setTransform(transform)
+    overlay.paint(painter)  # sets the edges' texts for this view and moment
+    painter.end()
+    painter = _Texts(image)
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    if overlay.labels_visible and overlay.labels_fit():
+        overlay._paint_labels(painter, screen, transform)
+    else:
+        overlay._paint_edge_labels(painter)
+    painter.end()
+    return painter.text_rects
+
+
+@pytest.mark.parametrize("model", ["transformer", "cnn", "rnn", "linear_step"])
+def test_no_two_labels_overlap_folded_open_or_mid_backward(qtbot, model) -> None:
+    from tests.core.test_folding import CNN, TRANSFORMER
+    from tests.core.test_folding import RNN as LOOP
+
+    sources = {
+        "transformer": TRANSFORMER.replace("LAYERS", "2"),
+        "cnn": CNN,
+        "rnn": LOOP.replace("STEPS", "12"),
+        "linear_step": (EXAMPLES / "linear_step.py").read_text(encoding="utf-8"),
+    }
+    canvas = _canvas(qtbot, (1000, 650))
+    _show(qtbot, canvas, sources[model])
+    states = ["folded", "open", "zoomed", "backward"]
+    counts: dict[str, int] = {}
+    for state in states:
+        if state == "open":
+            canvas.view.open_all()
+        elif state == "zoomed":  # about eight layers and five rows around the middle node
+            nodes = sorted(canvas.graph.nodes.values(), key=lambda n: (n.x, n.y))
+            middle = nodes[len(nodes) // 2]
+            canvas.getViewBox().setRange(
+                xRange=(middle.x - 4, middle.x + 4), yRange=(middle.y - 2.5, middle.y + 2.5)
+            )
+        elif state == "backward":
+            player = canvas.view.player
+            player.set_mode("backward")
+            player.seek(len(player.steps) // 2)
+        rects = _label_rects(canvas)
+        counts[state] = len(rects)
+        for i, a in enumerate(rects):
+            for b in rects[i + 1 :]:
+                assert not a.intersects(b), (model, state, a, b)
+    assert counts["zoomed"] > 3 and counts["backward"] > 0, counts  # labels were drawn

@@ -258,6 +258,8 @@ class MainWindow(QMainWindow):
         self.exercises.starter_requested.connect(self.open_example)
         self.exercises.line_requested.connect(self.editor.goto_line)
         self.run_view.run_changed.connect(self._run_shown)
+        # A fold or an opening redraws the graph: the status bar counts what is drawn now.
+        self.run_view.graph_changed.connect(lambda: self._run_shown(self.run_view.run, True))
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self.run_view.inspect)
         s = self.session
@@ -349,13 +351,14 @@ class MainWindow(QMainWindow):
         """Draw a trace and mark its first error in the editor."""
         self.canvas.show_trace(trace)  # trace_drawn follows: at once, or after a big layout
 
-    def _run_shown(self, run: ShownRun | None) -> None:
-        """A run is on screen: its first error is marked, the status bar sums it up."""
+    def _run_shown(self, run: ShownRun | None, refolded: bool = False) -> None:
+        """A run is on screen (or its graph was folded again): its first error is marked,
+        the status bar sums it up."""
         if run is None:
             return
         trace = run.trace
         errors = trace.errors
-        if errors and errors[0].get("line"):
+        if errors and errors[0].get("line") and not refolded:
             first = errors[0]
             self.editor.mark_error(int(first["line"]), f"{first['type']}: {first['message']}")
         graph = run.graph
@@ -371,7 +374,8 @@ class MainWindow(QMainWindow):
         if trace.events and trace.events[-1].get("namespace") == "kept":
             summary += "  ·  variables kept from earlier runs"
         self.statusBar().showMessage(summary)
-        self.trace_shown.emit(trace)
+        if not refolded:
+            self.trace_shown.emit(trace)
 
     def show_step(self, mode: str | None, step: int | None) -> None:
         """Put the player in a view at a step (1-based; None: the view's last step)."""

@@ -302,10 +302,10 @@ def _make_fold(
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
     loop = _enclosing_loop(trace, lines)
     if is_repeat:
-        first, last = groups[seq[0].group], groups[seq[-1].group]
+        first = groups[seq[0].group]
         key = f"repeat@{first.key}"
-        title = f"{first.detail or first.title} ×{reps // 1 if period == 1 else reps}"
-        detail = f"{first.title} … {last.title}"
+        title = f"{first.detail or first.title} ×{reps}"
+        detail = ""  # the title says it (`TransformerEncoderLayer ×4`); the card its ends
         kind = REPEAT
     else:
         start = loop["line"] if loop else (min(lines) if lines else 0)

@@ -30,5 +30,5 @@ def graph_summary(graph: DrawnGraph) -> str:
         parts.append(_count(untracked, "no_grad op"))
     modules = graph.count(MODULE)
     if modules:
-        parts.append(_count(modules, "module box", "module boxes"))
+        parts.append(_count(modules, "folded group"))
     return f"graph: {_count(len(graph.nodes), 'box', 'boxes')} ({', '.join(parts)})"

@@ -124,6 +124,8 @@ class GraphOverlayItem(pg.GraphicsObject):
         self._grad_font.setPointSizeF(8.5)
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
+        # What the last edge paint left to write: (line ends, text, colour) per hot edge.
+        self._edge_texts: list[tuple] = []
         self.colours = LIGHT
         self._geometry: tuple[Any, EdgeGeometry] | None = None
         self._screen: tuple[Any, ScreenPositions] | None = None
@@ -155,7 +157,17 @@ class GraphOverlayItem(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return self._bounds.adjusted(-1.0, -1.0, 1.0, 1.0)
+        # Labels, titles and arrowheads are sized in pixels and reach past the nodes by a
+        # zoom-dependent amount: the item covers the whole view as well, or text drawn
+        # past its bounds would never be repainted (a stale "g" of a longer .grad line).
+        bounds = self._bounds.adjusted(-1.0, -1.0, 1.0, 1.0)
+        view = self.viewRect() if self.getViewBox() is not None else None
+        return bounds.united(view) if view is not None else bounds
+
+    def view_moved(self) -> None:
+        """The view's range changed: the item's bounds (which hold the view) did too."""
+        self.prepareGeometryChange()
+        self.update()
 
     @staticmethod
     def spacing_px(transform: QTransform) -> tuple[float, float]:
@@ -200,6 +212,8 @@ class GraphOverlayItem(pg.GraphicsObject):
             paint_boxes(painter, transform, graph, self.colours, fonts, self.frame)
         if labelled:
             self._paint_labels(painter, screen, transform)
+        else:
+            self._paint_edge_labels(painter)
         painter.restore()
 
     def _view_key(self, transform: QTransform) -> tuple[Any, ...]:
@@ -266,20 +280,20 @@ class GraphOverlayItem(pg.GraphicsObject):
             code[~visited[arrays.target]] = 1
         labels: list[tuple[QPointF, str]] = []
         cuts: list[tuple[QPointF, str]] = []
-        edge_index, drawn, middle = arrays.edge_index, geometry.drawn, geometry.middle
+        edge_index, drawn = arrays.edge_index, geometry.drawn
         solid = code == 0  # before the hot edges: a hot edge is drawn over its own look
         for edge, grad in carrying.items() if carrying else ():
             i = edge_index.get(edge)
             if i is not None and drawn[i] and edge not in self._graph.edge_styles:
                 code[i] = 2
-                labels.append((QPointF(*middle[i]), f"∂ {grad}"))
+                labels.append((geometry.line[i], f"∂ {grad}"))
         for edge, (look, text) in self._graph.edge_styles.items():
             i = edge_index.get(edge)
             if i is None:
                 continue
             code[i] = looks_order.index(look)
             if text and drawn[i]:
-                cuts.append((QPointF(*middle[i]), text))
+                cuts.append((geometry.line[i], text))
         # Past a few hundred edges, filled arrowheads (one path of thousands of polygons)
         # cost more than the rest of the frame: they are drawn as two strokes instead.
         dense = len(self._graph.edges) > 300
@@ -335,8 +349,9 @@ class GraphOverlayItem(pg.GraphicsObject):
             painter.setBrush(colour)
             painter.drawPath(heads)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        self._paint_edge_labels(painter, labels, c.grad)
-        self._paint_edge_labels(painter, cuts, c.cut)
+        # Written after the cards are drawn, where no label or mark is (_paint_labels).
+        self._edge_texts = [(line, text, c.grad) for line, text in labels]
+        self._edge_texts += [(line, text, c.cut) for line, text in cuts]
 
     def label_half_widths(self, keys) -> dict[str, float]:
         """Half the width of each node's widest label line, as drawn in full."""
@@ -377,25 +392,34 @@ class GraphOverlayItem(pg.GraphicsObject):
             above, below = max(above, up), max(below, down)
         return above + 2, below + 2
 
-    def _paint_edge_labels(
-        self, painter: QPainter, labels: list[tuple[QPointF, str]], colour: str
-    ) -> None:
-        # Gradients travel backwards: the label sits on the edge they flow along.
-        hot = QColor(colour)
-        painter.setFont(self._grad_font)
+    def _paint_edge_labels(self, painter: QPainter, placer: LabelPlacer | None = None) -> None:
+        """The gradient each hot edge carries (and a cut's `✂ detach()`), on a plate on its
+        edge: at its middle, or further along it where that is taken by another label or
+        a mark (two gradients into one node would cover each other)."""
         metrics = QFontMetricsF(self._grad_font)
-        for centre, text in labels:
+        painter.setFont(self._grad_font)
+        height = metrics.height()
+        for n, (line, text, colour) in enumerate(self._edge_texts):
+            x1, y1, x2, y2 = (float(v) for v in line)
             width = metrics.horizontalAdvance(text)
-            box = QRectF(
-                centre.x() - width / 2 - 3,
-                centre.y() - metrics.height() - 4,
-                width + 6,
-                metrics.height() + 2,
-            )
+            spots = [
+                QRectF(
+                    x1 + (x2 - x1) * t - width / 2 - 3,
+                    y1 + (y2 - y1) * t - height - 4,
+                    width + 6,
+                    height + 2,
+                )
+                for t in (0.5, 0.35, 0.65, 0.22, 0.78)
+            ]
+            chosen = placer.place(f"edge{n}", spots) if placer is not None else 0
+            if chosen is None:  # nowhere free: at the middle all the same, and taken
+                chosen = 0
+                placer.take(f"edge{n}", spots[0])
+            box = spots[chosen]
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(*self.colours.label_box))
             painter.drawRoundedRect(box, 3, 3)
-            painter.setPen(hot)
+            painter.setPen(QColor(colour))
             painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
 
     def _paint_labels(
@@ -429,6 +453,7 @@ class GraphOverlayItem(pg.GraphicsObject):
         if transform is not None:  # the cards, where the layout's rectangles are known
             marks += [(k, screen_rect(transform, r)) for k, r in self._graph.boxes.items()]
         placer = LabelPlacer(marks)
+        self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
         # Names before operations, left to right: where two collide, a tensor keeps its
         # label and an op name is shortened or left to the tooltip.
         ordered = sorted(

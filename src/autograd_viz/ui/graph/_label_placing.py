@@ -38,6 +38,10 @@ class LabelPlacer:
                     return False
         return True
 
+    def take(self, owner: str, rect: QRectF) -> None:
+        """Mark `rect` as a label's, free or not (one that must be drawn anyway)."""
+        self._add(owner, rect, False)
+
     def place(self, owner: str, variants: list[QRectF]) -> int | None:
         """Take the first of `variants` (fullest first) that is free; its index, or None.
         All but the last must clear the marks too; the last (a name alone, the least a

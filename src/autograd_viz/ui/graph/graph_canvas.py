@@ -364,7 +364,7 @@ class GraphCanvas(pg.PlotWidget):
         view.setRange(xRange=(x - half_x, x + half_x), yRange=(y - half_y, y + half_y), padding=0)
 
     def _range_changed(self, *_args: object) -> None:
-        self._overlay.update()
+        self._overlay.view_moved()
         (x0, x1), (y0, y1) = self.getViewBox().viewRange()
         self.minimap.set_view(QRectF(x0, y0, x1 - x0, y1 - y0))
 
