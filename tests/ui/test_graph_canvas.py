@@ -451,3 +451,22 @@ def test_opening_a_big_folded_loop_is_laid_out_off_the_gui_thread(qtbot) -> None
     assert True in ticks  # the event loop ran while the layout did
     assert canvas.marker_count() == len(trace.tensors) + len(trace.nodes)
     assert canvas.view.message == "" and not canvas.collapsed
+
+
+def test_opening_a_box_zooms_to_what_it_opened(qtbot) -> None:
+    from tests.core.test_folding import TRANSFORMER
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(TRANSFORMER.replace("LAYERS", "4")))
+    (repeat,) = [k for k, f in canvas.graph.folds.items() if f.kind == "repeat"]
+    with qtbot.waitSignal(canvas.layout_changed):
+        canvas.toggle_module(repeat)
+    with qtbot.waitSignal(canvas.layout_changed):
+        canvas.toggle_module("model.1.layers.0")
+    left, bottom, right, top = canvas.graph.frames["model.1.layers.0"]
+    (x0, x1), (y0, y1) = canvas.getViewBox().viewRange()
+    assert x0 <= left and right <= x1 and y0 <= bottom and top <= y1  # all of it in view
+    assert (right - left) > 0.6 * (x1 - x0)  # and large: not the whole model shrunk
+    assert not canvas.follows_fit
+    canvas.fit()  # Ctrl+0 still fits everything
+    assert canvas.follows_fit

@@ -111,6 +111,8 @@ class RunView:
         # runner(work, done) calls done(work()) later, on this object's thread.
         self.refold_runner: Callable[[Callable[[], DrawnGraph], Callable], None] | None = None
         self._refolding: object | None = None
+        # The group the learner's last toggle opened (the canvas zooms to it), else None.
+        self.last_opened: str | None = None
         # Until the player first moves, the canvas shows the state at the end of the run.
         self._playing = False
 
@@ -187,6 +189,7 @@ class RunView:
             return
         opening = path in self.collapsed
         self.fold_choices[path] = opening
+        self.last_opened = path if opening else None
         self._refold(self.collapsed ^ {path})
 
     def fold_all(self) -> None:
@@ -200,6 +203,7 @@ class RunView:
     def open_to_depth(self, depth: int) -> None:
         """Open groups down to `depth` levels (1: the top-level groups open, what is in
         them folded; 0: the same as fold_all)."""
+        self.last_opened = None
         folds = self.folds()
         for key, info in folds.items():
             self.fold_choices[key] = info.depth <= depth
@@ -226,6 +230,7 @@ class RunView:
         return max(holding, key=lambda k: depth[k].depth if k in depth else 0, default=None)
 
     def _choose(self, keys: Iterable[str], opened: bool) -> None:
+        self.last_opened = None
         keys = list(keys)
         for key in keys:
             self.fold_choices[key] = opened

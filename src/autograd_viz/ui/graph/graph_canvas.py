@@ -225,7 +225,21 @@ class GraphCanvas(pg.PlotWidget):
 
     def _graph_changed(self) -> None:
         self._draw()
+        opened = self.view.last_opened
+        if opened and opened in self.graph.frames:
+            self.focus_on(opened)
         self.layout_changed.emit()
+
+    def focus_on(self, key: str) -> None:
+        """Zoom to one open group's frame (just opened: what the learner asked to see),
+        when the whole graph would show it too small to read; Ctrl+0 fits everything."""
+        left, bottom, right, top = self.graph.frames[key]
+        box = self.getViewBox()
+        (x0, x1), _ = box.viewRange()
+        if (right - left) >= 0.6 * (x1 - x0):
+            return  # the fit shows it large enough already
+        box.setRange(xRange=(left - 0.4, right + 0.4), yRange=(bottom - 0.4, top + 0.6), padding=0)
+        self.follows_fit = False
 
     def _frame_changed(self) -> None:
         self.show_frame(self.view.frame())
