@@ -47,6 +47,7 @@ class FoldTree:
 
     groups: dict[str, Group]
     owner: dict[str, str]
+    made_by: dict[str, int] = field(default_factory=dict)  # node -> op event that made it
 
     def ancestors(self, key: str) -> list[str]:
         """The group's parents up to the root, nearest first (the root included)."""
@@ -129,11 +130,13 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
                 inner = tuple(q.signature for q in parts[p.group])
                 size = trace.modules.get(child.path or "", {}).get("parameters")
                 p.signature = ("call", child.detail, size, hash(inner))
-    owner = _owners(trace, g, groups, op_group)
+    made = _owners(trace, g, groups, op_group)
     for key in list(groups):
         _fold_repeats(trace, groups, parts, key)
-    _assign(groups, parts, owner, g)
-    return _pruned(FoldTree(groups, owner), g)
+    _assign(groups, parts, made, g)
+    tree = _pruned(FoldTree(groups, {}), g)
+    tree.made_by = {v: m for v, m in made.items() if isinstance(m, int)}
+    return tree
 
 
 def _depth(groups: dict[str, Group], key: str) -> int:

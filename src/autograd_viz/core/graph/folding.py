@@ -236,8 +236,10 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
         lines.append(grp.detail if grp.kind != REPEAT else _ends(folding, grp))
     members = set(tree.members(key))
     base = folding.base
-    ins = _shapes(trace, [u for m in members for u in base.predecessors(m) if u not in members])
-    outs = _shapes(trace, [m for m in members if any(s not in members for s in base.successors(m))])
+    ins = _shapes(folding, [u for m in members for u in base.predecessors(m) if u not in members])
+    outs = _shapes(
+        folding, [m for m in members if any(s not in members for s in base.successors(m))]
+    )
     if ins or outs:
         lines.append(f"{ins or '·'} → {outs or '·'}")
     params = [
@@ -263,12 +265,12 @@ def _ends(folding: Folding, grp: Group) -> str:
     return f"{first} … {last}"
 
 
-def _shapes(trace: Trace, ids: Iterable[str]) -> str:
+def _shapes(folding: Folding, ids: Iterable[str]) -> str:
     """The distinct shapes of what the drawn items `ids` carry on (a tensor's; a node's
     output's, as the op that made it recorded it), parameters left out."""
     shapes: list[str] = []
     for v in dict.fromkeys(ids):
-        shape = _shape_of(trace, v)
+        shape = _shape_of(folding, v)
         if shape is not None:
             text = "[" + ", ".join(str(d) for d in shape) + "]" if shape else "scalar"
             if text not in shapes:
@@ -278,7 +280,8 @@ def _shapes(trace: Trace, ids: Iterable[str]) -> str:
     return ", ".join(shapes)
 
 
-def _shape_of(trace: Trace, v: str) -> list[int] | None:
+def _shape_of(folding: Folding, v: str) -> list[int] | None:
+    trace = folding.trace
     index = trace.index
     t = index.tensors.get(v)
     if t is not None:
@@ -287,11 +290,13 @@ def _shape_of(trace: Trace, v: str) -> list[int] | None:
         return list(t.shape)
     if v not in index.nodes:
         return None
-    for i in index.of_node(v):
-        e = index.event(i)
-        if isinstance(e, OpEvent) and v in e.grad_fn:
-            value = e.values[e.grad_fn.index(v)] if len(e.values) > e.grad_fn.index(v) else None
-            return list(value.shape) if value is not None else None
+    made = folding.tree.made_by.get(v)  # the op that made the node recorded its output
+    e = index.event(made) if made is not None else None
+    if isinstance(e, OpEvent) and v in e.grad_fn:
+        at = list(e.grad_fn).index(v)
+        value = e.values[at] if at < len(e.values) else None
+        if value is not None:
+            return list(value.shape)
     node = index.nodes[v]
     t = index.tensors.get(node.tensor or "")
     return list(t.shape) if t is not None else None
