@@ -91,21 +91,46 @@ def _torchviz_seconds(steps: int, timeout: float) -> str:
     return f"{float(out.strip()):.3f} s"
 
 
+TRANSFORMER = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
+model = nn.Sequential(nn.Linear(8, 16), nn.TransformerEncoder(layer, num_layers=4,
+                      enable_nested_tensor=False), nn.Linear(16, 1))
+loss = model(torch.randn(2, 5, 8)).pow(2).mean()
+loss.backward()
+"""
+
+
 def _frame_times(frames: int, size: str) -> tuple[float, float, int]:
+    """Playback frame times of one picture: a loop net opened in full (every node drawn),
+    or the 4-layer transformer as it first opens (folded to a budget)."""
     from PySide6.QtWidgets import QApplication
 
     from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 
     app = QApplication.instance() or QApplication([])
-    trace = _trace(SIZES[size])
+    if size == "transformer":
+        with contextlib.redirect_stdout(io.StringIO()):
+            trace = run_source(TRANSFORMER, "<bench>")
+    else:
+        trace = _trace(SIZES[size])
     canvas = GraphCanvas()
     canvas.resize(1200, 800)
     canvas.show()
     canvas.show_trace(trace)
-    while canvas.laying_out:  # big graphs are laid out on a worker thread
+
+    def settle() -> None:
+        while canvas.laying_out:  # big graphs are laid out on a worker thread
+            app.processEvents()
+            time.sleep(0.01)
         app.processEvents()
-        time.sleep(0.01)
-    app.processEvents()
+
+    settle()
+    if size != "transformer":
+        canvas.view.open_all()  # the open graph: every node drawn, in its frames
+        settle()
     player = Player(trace, canvas.graph)
     player.set_mode(BACKWARD)
     times = []
@@ -131,23 +156,31 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, 1 thread\n")
-    print(f"{'graph':16} {'drawn':>7} {'trace s':>8} {'layout s':>9} {'torchviz+dot':>16}")
+    print(
+        f"{'graph':16} {'drawn':>7} {'trace s':>8} {'layout s':>9} {'folded':>7} "
+        f"{'layout s':>9} {'torchviz+dot':>16}"
+    )
     for title, steps in SIZES.items():
         start = time.perf_counter()
         trace = _trace(steps)
         traced = time.perf_counter() - start
         start = time.perf_counter()
-        graph = drawn_graph(trace)
+        graph = drawn_graph(trace)  # every group open: every node drawn
         laid = time.perf_counter() - start
+        start = time.perf_counter()
+        folded = drawn_graph(trace, None)  # as a picture first opens: folded to a budget
+        first = time.perf_counter() - start
         print(
             f"{title:16} {len(graph.nodes):>7,} {traced:>8.3f} {laid:>9.3f} "
+            f"{len(folded.nodes):>7,} {first:>9.3f} "
             f"{_torchviz_seconds(steps, args.dot_timeout):>16}"
         )
     print()
-    for size in ("~1,000 nodes", "~10,000 nodes"):
+    for size in ("~1,000 nodes", "~10,000 nodes", "transformer"):
         median, p95, nodes = _frame_times(args.frames, size)
+        what = "4-layer transformer, folded" if size == "transformer" else "open"
         print(
-            f"playback, backward view, {nodes:,} drawn nodes, 1200×800: "
+            f"playback, backward view, {what}, {nodes:,} drawn items, 1200×800: "
             f"frame p50 {median:.1f} ms, p95 {p95:.1f} ms (60 fps = 16.7 ms)"
         )
 

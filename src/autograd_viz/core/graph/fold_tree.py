@@ -10,98 +10,26 @@ autograd: the tree only says which drawn nodes sit together.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
 
+from autograd_viz.core.graph.fold_groups import (  # noqa: F401 (the tree's face)
+    ITERATION,
+    LOOP,
+    MIDDLE,
+    MODULE,
+    REPEAT,
+    ROOT,
+    FoldTree,
+    Group,
+    Part,
+)
+from autograd_viz.core.graph.fold_prune import pruned
+from autograd_viz.core.graph.fold_repeats import fold_repeats
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import OpEvent
-
-ROOT = ""  # the key of the tree's root: the script itself
-MODULE, REPEAT, LOOP, ITERATION, MIDDLE = "module", "repeat", "loop", "iteration", "middle"
-MIN_REPEATS = 2  # a loop or a repeat needs this many repetitions with nodes drawn
-MAX_PERIOD = 400  # longest repetition looked for, in parts (ops and module calls)
-
-
-@dataclass
-class Group:
-    """One foldable part of the picture."""
-
-    key: str  # stable across runs of edited code: `model.0`, `cell#3`, `loop@7`, `loop@7/2`
-    kind: str  # MODULE, REPEAT, LOOP, ITERATION or MIDDLE (a loop's inner iterations)
-    title: str  # `model.layers.0`, `for t in range(30):`, `iteration 2`
-    detail: str = ""  # `Linear`, `TransformerEncoderLayer ×4`, `×30`
-    parent: str | None = None
-    children: list[str] = field(default_factory=list)
-    own: list[str] = field(default_factory=list)  # drawn nodes directly in it
-    count: int = 1  # repetitions (a loop's or a repeat's), else 1
-    path: str | None = None  # the module path of a module call
-    first_event: int = 0  # where it began in the trace's events (for order)
-
-
-@dataclass
-class FoldTree:
-    """Groups by key, the root (the script) first; `owner` gives each drawn node's group."""
-
-    groups: dict[str, Group]
-    owner: dict[str, str]
-    made_by: dict[str, int] = field(default_factory=dict)  # node -> op event that made it
-
-    def ancestors(self, key: str) -> list[str]:
-        """The group's parents up to the root, nearest first (the root included)."""
-        out = []
-        parent = self.groups[key].parent
-        while parent is not None:
-            out.append(parent)
-            parent = self.groups[parent].parent
-        return out
-
-    def depth(self, key: str) -> int:
-        """0 for the root, 1 for its children, …"""
-        return len(self.ancestors(key))
-
-    def members(self, key: str) -> list[str]:
-        """Every drawn node inside the group, its children's included."""
-        out: list[str] = []
-        stack = [key]
-        while stack:
-            g = self.groups[stack.pop()]
-            out.extend(g.own)
-            stack.extend(g.children)
-        return out
-
-    def sizes(self) -> dict[str, int]:
-        """Per group, how many drawn nodes it holds in all."""
-        size: dict[str, int] = {}
-        for key in reversed(list(self.walk())):
-            g = self.groups[key]
-            size[key] = len(g.own) + sum(size[c] for c in g.children)
-        return size
-
-    def walk(self, key: str = ROOT) -> Iterable[str]:
-        """Keys from `key` down, parents before children, in order."""
-        stack = [key]
-        while stack:
-            k = stack.pop()
-            yield k
-            stack.extend(reversed(self.groups[k].children))
-
-    def foldable(self) -> list[str]:
-        """Every group but the root."""
-        return [k for k in self.walk() if k != ROOT]
-
-
-# ---- building ----------------------------------------------------------------------
-@dataclass
-class _Part:
-    """One direct part of a group while the tree is built: an op or a child group."""
-
-    signature: Any
-    event: int
-    op: int | None = None  # index of the op event, for an op
-    group: str | None = None  # key, for a child group
 
 
 def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
@@ -111,15 +39,15 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
     call_key = _module_calls(ops, trace, groups)
     _idle_modules(trace, g, groups, len(trace.events))
     # Which group each op ran in, and the parts of each group in the order they ran.
-    parts: dict[str, list[_Part]] = {k: [] for k in groups}
+    parts: dict[str, list[Part]] = {k: [] for k in groups}
     op_group: dict[int, str] = {}
     for i, e in ops:
         key = call_key.get(i, ROOT)
         op_group[i] = key
-        parts[key].append(_Part(("op", e.line, e.op), i, op=i))
+        parts[key].append(Part(("op", e.line, e.op), i, op=i))
     for key, group in groups.items():
         if group.parent is not None:
-            parts[group.parent].append(_Part(None, group.first_event, group=key))
+            parts[group.parent].append(Part(None, group.first_event, group=key))
     for members in parts.values():
         members.sort(key=lambda p: p.event)
     # Signatures bottom-up: a call is known by its class and what ran inside it.
@@ -132,9 +60,9 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
                 p.signature = ("call", child.detail, size, hash(inner))
     made = _owners(trace, g, groups, op_group)
     for key in list(groups):
-        _fold_repeats(trace, groups, parts, key)
+        fold_repeats(trace, groups, parts, key)
     _assign(groups, parts, made, g)
-    tree = _pruned(FoldTree(groups, {}), g)
+    tree = pruned(FoldTree(groups, {}), g)
     tree.made_by = {v: m for v, m in made.items() if isinstance(m, int)}
     return tree
 
@@ -246,148 +174,9 @@ def _owners(
     return made
 
 
-def _fold_repeats(
-    trace: Trace, groups: dict[str, Group], parts: dict[str, list[_Part]], key: str
-) -> None:
-    """Turn runs of repeating parts of group `key` into loop or repeat groups (in place)."""
-    seq = parts[key]
-    signatures = [p.signature for p in seq]
-    out: list[_Part] = []
-    i, n = 0, len(seq)
-    next_at: dict[Any, list[int]] = {}
-    for j, s in enumerate(signatures):
-        next_at.setdefault(s, []).append(j)
-    pointer = {s: 0 for s in next_at}
-    while i < n:
-        s = signatures[i]
-        where = next_at[s]
-        while pointer[s] < len(where) and where[pointer[s]] <= i:
-            pointer[s] += 1
-        found = None
-        for j in where[pointer[s] : pointer[s] + 8]:  # a few candidate periods
-            period = j - i
-            if period > MAX_PERIOD:
-                break
-            unit = signatures[i : i + period]
-            reps = 1
-            while signatures[i + reps * period : i + (reps + 1) * period] == unit:
-                reps += 1
-            # The period that covers most wins (an RNN step's two matmuls are no loop).
-            if reps >= MIN_REPEATS and (found is None or period * reps > found[0] * found[1]):
-                found = (period, reps)
-        if found is None:
-            out.append(seq[i])
-            i += 1
-            continue
-        period, reps = found
-        if not _is_loop(trace, groups, seq[i : i + period * reps], reps):
-            out.append(seq[i])
-            i += 1
-            continue
-        out.append(_make_fold(trace, groups, parts, key, seq[i : i + period * reps], period))
-        i += period * reps
-    parts[key] = out
-
-
-def _make_fold(
-    trace: Trace,
-    groups: dict[str, Group],
-    parts: dict[str, list[_Part]],
-    parent: str,
-    seq: list[_Part],
-    period: int,
-) -> _Part:
-    """A loop (or repeat) group over `seq`, with one iteration group per period."""
-    reps = len(seq) // period
-    calls = [p for p in seq if p.group is not None]
-    paths = [groups[p.group].path for p in calls]
-    is_repeat = len(calls) == len(seq) and len(set(paths)) == len(paths)
-    lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
-    loop = _enclosing_loop(trace, lines)
-    if is_repeat:
-        first = groups[seq[0].group]
-        key = f"repeat@{first.key}"
-        title = f"{first.detail or first.title} ×{reps}"
-        detail = ""  # the title says it (`TransformerEncoderLayer ×4`); the card its ends
-        kind = REPEAT
-    else:
-        start = loop["line"] if loop else (min(lines) if lines else 0)
-        base = f"loop@{start}" if parent == ROOT else f"{parent}/loop@{start}"
-        key, n = base, 1
-        while key in groups:
-            n += 1
-            key = f"{base}#{n}"
-        where = (
-            f"lines {min(lines)}–{max(lines)}"
-            if lines and min(lines) != max(lines)
-            else (f"line {lines[0]}" if lines else "repeated calls")
-        )
-        title = loop["text"] if loop else f"repeated, {where}"
-        detail = f"×{reps}"
-        kind = LOOP
-    fold = Group(key, kind, title, detail, parent, count=reps, first_event=seq[0].event)
-    groups[key] = fold
-    parts[key] = []
-    for r in range(reps):
-        chunk = seq[r * period : (r + 1) * period]
-        if is_repeat and period == 1:  # the calls themselves are the repetitions
-            child = groups[chunk[0].group]
-            child.parent = key
-            fold.children.append(child.key)
-            parts[key].append(chunk[0])
-            continue
-        it = Group(
-            f"{key}/{r + 1}",
-            ITERATION,
-            f"iteration {r + 1}",
-            f"of {reps}",
-            key,
-            first_event=chunk[0].event,
-        )
-        groups[it.key] = it
-        fold.children.append(it.key)
-        parts[it.key] = chunk
-        for p in chunk:
-            if p.group is not None:
-                groups[p.group].parent = it.key
-                it.children.append(p.group)
-        parts[key].append(_Part(None, it.first_event, group=it.key))
-    # The parent's children: the folded ones leave it, the fold joins it where they were.
-    moved = {p.group for p in seq if p.group is not None}
-    siblings = groups[parent].children
-    at = min((siblings.index(k) for k in moved if k in siblings), default=len(siblings))
-    siblings[:] = [k for k in siblings if k not in moved]
-    siblings.insert(min(at, len(siblings)), key)
-    return _Part(("fold", tuple(p.signature for p in seq[:period])), seq[0].event, group=key)
-
-
-def _is_loop(trace: Trace, groups: dict[str, Group], seq: list[_Part], reps: int) -> bool:
-    """Whether repeating parts are worth a fold: calls of distinct modules (a repeat),
-    ops inside a `for`/`while` of the script, or three repetitions or more (a function
-    called in a loop runs its own lines, not the loop's)."""
-    calls = [groups[p.group].path for p in seq if p.group is not None]
-    if len(calls) == len(seq) and len(set(calls)) == len(calls):
-        return True
-    lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
-    return reps >= 3 or _enclosing_loop(trace, [ln for ln in lines if ln]) is not None
-
-
-def _enclosing_loop(trace: Trace, lines: list[int]) -> dict[str, Any] | None:
-    """The innermost `for`/`while` statement of the script whose body holds all `lines`."""
-    if not lines:
-        return None
-    low, high = min(lines), max(lines)
-    best = None
-    for loop in trace.loops:
-        inside = loop.get("line", 0) < low and high <= loop.get("end", -1)
-        if inside and (best is None or loop["line"] >= best["line"]):
-            best = loop
-    return best
-
-
 def _assign(
     groups: dict[str, Group],
-    parts: dict[str, list[_Part]],
+    parts: dict[str, list[Part]],
     made: dict[str, Any],
     g: nx.MultiDiGraph,
 ) -> None:
@@ -443,121 +232,3 @@ def _lowest_common(groups: dict[str, Group], keys: Sequence[str]) -> str:
             break
         common = level[0]
     return common
-
-
-def _pruned(tree: FoldTree, g: nx.MultiDiGraph) -> FoldTree:
-    """Without groups that hold no drawn node, and with folds of fewer than MIN_REPEATS
-    drawn repetitions opened into their parent (a training loop draws its last step)."""
-    groups = tree.groups
-    size = tree.sizes()
-    for key in list(tree.walk())[::-1]:
-        if key == ROOT or key not in groups:
-            continue
-        grp = groups[key]
-        parent = groups[grp.parent]
-        if size[key] == 0:
-            parent.children.remove(key)
-            del groups[key]
-            continue
-        if grp.kind in (LOOP, REPEAT):
-            drawn = [c for c in grp.children if size.get(c, 0) > 0]
-            if len(drawn) < MIN_REPEATS:
-                _dissolve(groups, key)
-    for key in list(groups):  # iterations of a dissolved loop dissolve too
-        grp = groups.get(key)
-        if grp is not None and grp.kind == ITERATION and groups[grp.parent].kind != LOOP:
-            _dissolve(groups, key)
-    _open_loops(groups, g)
-    _number_iterations(groups)
-    for key in [k for k, grp in groups.items() if grp.kind == LOOP]:
-        _fold_middle(groups, key)
-    owner = {v: k for k, grp in groups.items() for v in grp.own}
-    return FoldTree(groups, owner)
-
-
-def _open_loops(groups: dict[str, Group], g: nx.MultiDiGraph) -> None:
-    """Dissolve every group that, drawn as one box or one frame, would close a loop: a
-    path leaving it and coming back into it (a double backward's nodes, made later,
-    join earlier ones). A path can only come back through a node made between where it
-    left and where it comes back, so only groups with such an outsider are checked in full."""
-    tree = FoldTree(groups, {v: k for k, grp in groups.items() for v in grp.own})
-    order = {v: i for i, v in enumerate(nx.topological_sort(g))}
-    keys = sorted(tree.foldable(), key=lambda k: -tree.depth(k))  # innermost first
-    for key in keys:
-        members = set(tree.members(key))
-        if not members:
-            continue
-        leaves = [order[m] for m in members if any(s not in members for s in g.successors(m))]
-        enters = [order[m] for m in members if any(u not in members for u in g.predecessors(m))]
-        if not leaves or not enters or min(leaves) >= max(enters):
-            continue  # nothing leaves it before something comes in: no loop
-        low, high = min(leaves), max(enters)
-        if all(v in members for v in g if low < order[v] < high):
-            continue
-        if _closes_loop(g, members):
-            _dissolve(groups, key)
-
-
-def _closes_loop(g: nx.MultiDiGraph, members: set[str]) -> bool:
-    """Whether a path runs from the group's members out and back into them."""
-    starts = {s for m in members for s in g.successors(m) if s not in members}
-    seen, stack = set(starts), list(starts)
-    while stack:
-        v = stack.pop()
-        for s in g.successors(v):
-            if s in members:
-                return True
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
-    return False
-
-
-def _dissolve(groups: dict[str, Group], key: str) -> None:
-    """Put a group's nodes and children in its parent, where it stood."""
-    grp = groups.pop(key)
-    parent = groups[grp.parent]
-    at = parent.children.index(key)
-    parent.children[at : at + 1] = grp.children
-    for c in grp.children:
-        groups[c].parent = parent.key
-    parent.own.extend(grp.own)
-
-
-def _number_iterations(groups: dict[str, Group]) -> None:
-    """A loop's title counts the repetitions drawn; its iterations say which they are."""
-    for grp in groups.values():
-        if grp.kind == LOOP:
-            grp.count = len(grp.children)
-            grp.detail = f"×{grp.count}"
-            for n, c in enumerate(grp.children, 1):
-                if groups[c].kind == ITERATION:
-                    groups[c].title = f"iteration {n} of {grp.count}"
-                    groups[c].detail = ""
-        elif grp.kind == REPEAT:
-            grp.count = len(grp.children)
-            first = groups[grp.children[0]]
-            grp.title = f"{first.detail or first.title} ×{grp.count}"
-
-
-def _fold_middle(groups: dict[str, Group], key: str) -> None:
-    """A loop of more than three iterations holds its first, one group of the ones between
-    (`iterations 2–299`) and its last, so opening a long loop shows its two ends."""
-    loop = groups[key]
-    if len(loop.children) <= 3:
-        return
-    inner = loop.children[1:-1]
-    middle = Group(
-        f"{key}/…",
-        MIDDLE,
-        f"iterations 2–{len(inner) + 1}",
-        f"×{len(inner)}",
-        key,
-        children=inner,
-        count=len(inner),
-        first_event=groups[inner[0]].first_event,
-    )
-    groups[middle.key] = middle
-    for c in inner:
-        groups[c].parent = middle.key
-    loop.children = [loop.children[0], middle.key, loop.children[-1]]

@@ -7,6 +7,7 @@ drawn exactly once.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ OPERATION = "operation"  # a grad_fn node such as MulBackward0
 ACCUMULATE = "accumulate"  # AccumulateGrad: where a leaf's .grad is written
 UNTRACKED = "untracked"  # an op that ran under no_grad on tensors that require grad
 
+MAX_KEY_TAIL = 80  # a stable key names what a node feeds in full up to this length
 MAX_UNTRACKED = 50  # no_grad ops drawn (the last one per line and op)
 
 
@@ -308,8 +310,13 @@ def stable_keys(g: nx.MultiDiGraph) -> dict[str, str]:
         if item.kind in (LEAF, CONSTANT, RESULT) and item.title and item.title != "(leaf)":
             base = f"tensor:{item.title}"
         else:
-            after = sorted(keys[s] for s in g.successors(v))
-            base = f"{item.title}>{after[0]}" if after else f"{item.title}|{item.detail}"
+            after = min((keys[s] for s in g.successors(v)), default=None)
+            if after is None:
+                base = f"{item.title}|{item.detail}"
+            elif len(after) <= MAX_KEY_TAIL:
+                base = f"{item.title}>{after}"
+            else:  # a long chain's keys would grow with it (10,000 deep: 0.7 s of strings)
+                base = f"{item.title}>#{hashlib.blake2b(after.encode(), digest_size=8).hexdigest()}"
         used[base] = used.get(base, 0) + 1
         keys[v] = base if used[base] == 1 else f"{base}#{used[base]}"
     return keys

@@ -50,3 +50,42 @@ def describe(trace: Trace, key: str, view: RunView | None = None) -> str:
         leaf = trace.tensor(node.variable)
         text += f"\nwrites .grad of: {leaf.name or trace.index.name_of(leaf.id)}"
     return text
+
+
+_GROUP_WORDS = {
+    "module": "nn.Module",
+    "repeat": "Repeated modules",
+    "loop": "Loop",
+    "iteration": "Loop iteration",
+    "middle": "Loop iterations",
+}
+
+
+def canvas_tooltip(view: RunView, key: str) -> str:
+    """What hovering a drawn item says: a folded group's card, a no_grad op, or a tensor
+    or node (and the group it is drawn in)."""
+    graph, trace = view.graph, view.trace
+    node = graph.nodes.get(key)
+    if trace is None or node is None:
+        return ""
+    if key.startswith("m:"):
+        lines = graph.box_text.get(key, [node.title])
+        info = graph.folds.get(key[2:])
+        what = _GROUP_WORDS.get(info.kind, "Group") if info is not None else "nn.Module"
+        return (
+            f"{what} {node.title}, folded: {node.detail}\n"
+            + "\n".join(lines[1:])
+            + "\n(double-click or Enter to open)"
+        )
+    if key.startswith("u"):
+        return (
+            f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
+            "did not record it (no grad_fn, no backward through it)"
+        )
+    text = describe(trace, key, view)
+    chain = view.breadcrumb(key)
+    if not chain:
+        return text
+    info = graph.folds.get(chain[-1])
+    name = chain[-1] if info is None or info.kind == "module" else info.title
+    return text + f"\ninside {name} (double-click to fold)"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
 from autograd_viz.core.graph.graph_model import (
     ACCUMULATE,
     CONSTANT,
@@ -110,3 +114,26 @@ DARK = CanvasColours(
     legend_border="#3f3f46",
     label_box=(30, 30, 30, 230),
 )
+
+
+def marker_look(kind: str, state: str, colours: CanvasColours, dark: bool) -> tuple:
+    """The brush, pen and size (pixels) of a node kind's marker in a playback state
+    ("normal", "faded", "lit", "freed"). A folded group's card is painted by the overlay:
+    its marker is clear, there only to take the pointer at the card's centre."""
+    style = STYLES[kind]
+    if kind == MODULE:
+        clear = QColor(0, 0, 0, 0)
+        return pg.mkBrush(clear), pg.mkPen(clear), style.size
+    fill, outline = QColor(style.fill), QColor(style.outline)
+    if dark:  # deep outlines vanish on a dark background (the dashed freed one too)
+        outline = outline.lighter(165)
+    if state == "faded":
+        fill.setAlpha(50)
+        outline.setAlpha(70)
+    if state == "lit":
+        return pg.mkBrush(fill), pg.mkPen(colours.current, width=3.5), style.size + 8
+    if state == "freed":  # saved tensors gone: a dashed outline, a paler fill
+        fill.setAlpha(90)
+        dashed = pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine)
+        return pg.mkBrush(fill), dashed, style.size
+    return pg.mkBrush(fill), pg.mkPen(outline, width=1.6), style.size

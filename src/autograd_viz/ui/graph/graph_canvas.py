@@ -7,16 +7,17 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, QTimer, Signal, Slot
-from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtGui import QBrush, QPen
+from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, DrawnGraph
+from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
-from autograd_viz.ui.graph._describe import describe
+from autograd_viz.ui.graph._clicks import CanvasClicks
+from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import (
     BARE,
     FULL,
@@ -26,7 +27,7 @@ from autograd_viz.ui.graph._edges_item import (
     GraphOverlayItem,
 )
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
-from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
+from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob, RefoldJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
@@ -63,11 +64,7 @@ class GraphCanvas(pg.PlotWidget):
         self._kinds: list[str] = []  # each marker's node kind
         self._jobs: set[LayoutJob] = set()
         self._refolds: set[RefoldJob] = set()  # big graphs laid out again after a fold
-        self._pending_click = ""  # clicked, inspected unless a double-click follows
-        self._click_timer = QTimer(self)
-        self._click_timer.setSingleShot(True)
-        self._click_timer.setInterval(QApplication.styleHints().mouseDoubleClickInterval())
-        self._click_timer.timeout.connect(self._click_settled)
+
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self.freed_at_end: set[str] = set()
@@ -79,7 +76,8 @@ class GraphCanvas(pg.PlotWidget):
             tip=self._tooltip,
             hoverPen=pg.mkPen(self.colours.current, width=2),
         )
-        self._markers.sigClicked.connect(self._on_click)
+        self.clicks = CanvasClicks(self)  # clicks on marks and cards: select, inspect, open
+        self._markers.sigClicked.connect(self.clicks.on_marker)
         self._selection = pg.ScatterPlotItem(
             pxMode=True, symbol="o", brush=None, pen=pg.mkPen(self.colours.selection, width=2.5)
         )
@@ -98,7 +96,7 @@ class GraphCanvas(pg.PlotWidget):
         # narrower (the inspector opening beside it) fits again instead of cutting labels.
         self.follows_fit = True
         box = self.getViewBox()
-        self.scene().sigMouseClicked.connect(self._scene_clicked)
+        self.scene().sigMouseClicked.connect(self.clicks.on_scene)
         box.sigRangeChanged.connect(self._range_changed)
         self.minimap = Minimap(self.viewport())
         self.minimap.pan_requested.connect(self._pan_to)
@@ -283,33 +281,8 @@ class GraphCanvas(pg.PlotWidget):
         reused, so pyqtgraph's symbol atlas renders each look once, not once per frame."""
         key = (kind, state)
         look = self._looks.get(key)
-        if look is None and kind == MODULE:
-            # A folded group is painted as a card by the overlay; its marker only takes
-            # the pointer (hover for the tooltip) at the card's centre.
-            clear = QColor(0, 0, 0, 0)
-            look = (pg.mkBrush(clear), pg.mkPen(clear), STYLES[kind].size)
-            self._looks[key] = look
         if look is None:
-            style = STYLES[kind]
-            fill, outline = QColor(style.fill), QColor(style.outline)
-            if self.dark:  # deep outlines vanish on a dark background (the dashed freed one too)
-                outline = outline.lighter(165)
-            if state == "faded":
-                fill.setAlpha(50)
-                outline.setAlpha(70)
-            if state == "lit":
-                ring = pg.mkPen(self.colours.current, width=3.5)
-                look = (pg.mkBrush(fill), ring, style.size + 8)
-            elif state == "freed":  # saved tensors gone: a dashed outline, a paler fill
-                fill.setAlpha(90)
-                look = (
-                    pg.mkBrush(fill),
-                    pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine),
-                    style.size,
-                )
-            else:
-                look = (pg.mkBrush(fill), pg.mkPen(outline, width=1.6), style.size)
-            self._looks[key] = look
+            look = self._looks[key] = marker_look(kind, state, self.colours, self.dark)
         return look
 
     def show_frame(self, frame: Frame | None) -> None:
@@ -477,33 +450,6 @@ class GraphCanvas(pg.PlotWidget):
             plot.removeItem(self._note)
 
     # ---- interaction ----------------------------------------------------------
-    def _on_click(self, _item, points, event) -> None:
-        if not len(points):
-            return
-        key = str(points[0].data())
-        if event is not None and event.double():
-            self._click_timer.stop()  # the first click's inspector is not wanted now
-            if key.startswith("m:"):  # the middle of a folded group's card
-                self.toggle_module(key[2:])
-                return
-            path = self.module_of(key)
-            if path is not None:
-                self.toggle_module(path)
-                return
-        self._clicked(key)
-
-    def _clicked(self, key: str) -> None:
-        """A single click: ring the item now, inspect it once no second click follows (the
-        inspector opening narrows the canvas, which would move a double-click's target)."""
-        self.view.select((key,))
-        self._pending_click = key
-        self._click_timer.start()
-
-    def _click_settled(self) -> None:
-        if self._pending_click:
-            key, self._pending_click = self._pending_click, ""
-            self.node_clicked.emit(key)
-
     def module_of(self, key: str) -> str | None:
         """The innermost group a node is drawn in (its own for a folded box), if any."""
         chain = self.view.breadcrumb(key)
@@ -517,50 +463,5 @@ class GraphCanvas(pg.PlotWidget):
                 return key
         return None
 
-    def _scene_clicked(self, event) -> None:
-        """A click on a folded group's card (anywhere on it, not just its centre) selects
-        it; a double-click opens it."""
-        # Items see a click first: one a marker took (it may have just drawn a box where
-        # it was clicked) is not a click on a box.
-        if event.isAccepted() or event.button() != Qt.MouseButton.LeftButton:
-            return
-        if not self.graph.boxes:
-            return
-        key = self.box_at(self.getViewBox().mapSceneToView(event.scenePos()))
-        if key is None:
-            return
-        event.accept()
-        if event.double():
-            self._click_timer.stop()
-            self.toggle_module(key[2:])
-        else:
-            self._clicked(key)
-
     def _tooltip(self, x: float, y: float, data: object) -> str:
-        key = str(data)
-        node = self.graph.nodes.get(key)
-        if self.trace is None or node is None:
-            return ""
-        if key.startswith("m:"):
-            lines = self.graph.box_text.get(key, [node.title])
-            what = "nn.Module" if self.graph.folds.get(key[2:], None) is None else {
-                "module": "nn.Module", "repeat": "Repeated modules", "loop": "Loop",
-                "iteration": "Loop iteration", "middle": "Loop iterations",
-            }.get(self.graph.folds[key[2:]].kind, "Group")  # fmt: skip
-            return (
-                f"{what} {node.title}, folded: {node.detail}\n"
-                + "\n".join(lines[1:])
-                + "\n(double-click or Enter to open)"
-            )
-        if key.startswith("u"):
-            return (
-                f"{node.title} on {node.detail}: it ran under torch.no_grad(), so autograd "
-                "did not record it (no grad_fn, no backward through it)"
-            )
-        text = describe(self.trace, key, self.view)
-        path = self.module_of(key)
-        if path is None:
-            return text
-        info = self.graph.folds.get(path)
-        name = path if info is None or info.kind == "module" else info.title
-        return text + f"\ninside {name} (double-click to fold)"
+        return canvas_tooltip(self.view, str(data))

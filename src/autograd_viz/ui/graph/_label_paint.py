@@ -1,0 +1,196 @@
+"""Node labels and the gradients written on edges, painted so that none collide: the
+label half of the graph overlay (GraphOverlayItem mixes this in)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QTransform
+
+from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, UNTRACKED
+from autograd_viz.ui.graph._fold_painting import screen_rect
+from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._label_placing import LabelPlacer
+from autograd_viz.ui.graph._screen_geometry import ScreenPositions
+
+
+def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
+    """For each point, the half width its label may take before it runs into the label of
+    the next point on its row (whose own half width is `half`), with a small gap; at least
+    half the distance between them."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for key, p in points.items():
+        rows.setdefault(round(p.y()), []).append((p.x(), key))
+    room: dict[str, float] = {}
+    for members in rows.values():
+        members.sort()
+        for i, (x, key) in enumerate(members):
+            room[key] = math.inf
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(members):
+                    other_x, other = members[j]
+                    gap = abs(other_x - x)
+                    # What the neighbour's full label leaves, and never less than half
+                    # the gap (the neighbour shortens its own past that half).
+                    room[key] = min(room[key], max(gap - half[other] - 4, gap / 2 - 2))
+    return room
+
+
+def short_op_name(name: str) -> str:
+    """MulBackward0 → Mul, AccumulateGrad → Acc: for labels when the zoom leaves little room."""
+    if name == "AccumulateGrad":
+        return "Acc"
+    return name.rstrip("0123456789").removesuffix("Backward") or name
+
+
+class LabelPainting:
+    """Labels and edge texts for GraphOverlayItem: it has the graph, fonts, frame and
+    colours, and says the zoom's level of labels (compact, names_only)."""
+
+    def label_half_widths(self, keys) -> dict[str, float]:
+        """Half the width of each node's widest label line, as drawn in full."""
+        op = QFontMetricsF(self._op_font)
+        title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+        half: dict[str, float] = {}
+        for key in keys:
+            node = self._graph.nodes[key]
+            if node.kind == MODULE:
+                half[key] = 0.0  # its text is inside its box, which the fit holds anyway
+            elif node.kind in (OPERATION, ACCUMULATE):
+                half[key] = op.horizontalAdvance(node.title) / 2
+            else:
+                texts = (node.detail, node.grad)
+                if self.frame is not None and key in self.frame.labels:
+                    texts = self.frame.labels[key]  # what this moment of playback shows
+                lines = [title.horizontalAdvance(self._graph.short.get(key, node.title))]
+                lines += [detail.horizontalAdvance(t) for t in texts if t]
+                half[key] = max(lines) / 2
+        return half
+
+    def _paint_edge_labels(self, painter: QPainter, placer: LabelPlacer | None = None) -> None:
+        """The gradient each hot edge carries (and a cut's `✂ detach()`), on a plate on its
+        edge: at its middle, or further along it where that is taken by another label or
+        a mark (two gradients into one node would cover each other)."""
+        metrics = QFontMetricsF(self._grad_font)
+        painter.setFont(self._grad_font)
+        height = metrics.height()
+        for n, (line, text, colour) in enumerate(self._edge_texts):
+            x1, y1, x2, y2 = (float(v) for v in line)
+            width = metrics.horizontalAdvance(text)
+            spots = [
+                QRectF(
+                    x1 + (x2 - x1) * t - width / 2 - 3,
+                    y1 + (y2 - y1) * t - height - 4,
+                    width + 6,
+                    height + 2,
+                )
+                for t in (0.5, 0.35, 0.65, 0.22, 0.78)
+            ]
+            chosen = placer.place(f"edge{n}", spots) if placer is not None else 0
+            if chosen is None:  # nowhere free: at the middle all the same, and taken
+                chosen = 0
+                placer.take(f"edge{n}", spots[0])
+            box = spots[chosen]
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(*self.colours.label_box))
+            painter.drawRoundedRect(box, 3, 3)
+            painter.setPen(QColor(colour))
+            painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
+
+    def _paint_labels(
+        self,
+        painter: QPainter,
+        screen: Mapping[str, QPointF],
+        transform: QTransform | None = None,
+    ) -> None:
+        view = painter.viewport()
+        title_metrics = QFontMetricsF(self._title_font)
+        detail_metrics = QFontMetricsF(self._detail_font)
+        op_metrics = QFontMetricsF(self._op_font)
+        compact, names = self.compact(), self.names_only()
+        c = self.colours
+        reach = view.adjusted(-200, -100, 200, 100)
+        # Only the nodes near the view are measured and labelled (a big graph zoomed in
+        # shows a few dozen of its thousands).
+        if isinstance(screen, ScreenPositions):
+            shown = screen.inside(QRectF(reach))
+        else:
+            shown = {k: p for k, p in screen.items() if reach.contains(p.toPoint())}
+        half = self.label_half_widths(shown)
+        room = _room_beside(shown, half)
+        short = self._graph.short
+        nodes = self._graph.nodes
+        # Every mark in reach, and every card, is taken before any label is placed.
+        marks = []
+        for key, centre in shown.items():
+            size = STYLES[nodes[key].kind].size
+            marks.append((key, QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)))
+        if transform is not None:  # the cards, where the layout's rectangles are known
+            marks += [(k, screen_rect(transform, r)) for k, r in self._graph.boxes.items()]
+        placer = LabelPlacer(marks)
+        self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
+        # Names before operations, left to right: where two collide, a tensor keeps its
+        # label and an op name is shortened or left to the tooltip.
+        ordered = sorted(
+            shown.items(),
+            key=lambda kv: (nodes[kv[0]].kind in (OPERATION, ACCUMULATE), kv[1].x(), kv[1].y()),
+        )
+        for key, centre in ordered:
+            node = nodes[key]
+            if node.kind == MODULE:
+                continue  # a card's text is inside it
+            y = centre.y() + STYLES[node.kind].size / 2 + 3
+            if node.kind in (OPERATION, ACCUMULATE):
+                title = node.title
+                # Shortened at low zoom, or where the full name would run into the label
+                # of the next node on its row (AccumulateGrad beside AddmmBackward0).
+                if compact or half[key] > room[key]:
+                    title = short_op_name(title)
+                lines = [(title, self._op_font, op_metrics, c.op)]
+            else:
+                detail, grad = node.detail, node.grad
+                if self.frame is not None and key in self.frame.labels:
+                    detail, grad = self.frame.labels[key]
+                title = short.get(key, node.title)  # `weight` inside model.0's frame
+                too_wide = title_metrics.horizontalAdvance(title) / 2 > room[key]
+                if node.kind == UNTRACKED and too_wide:
+                    # `kaiming_uniform (no_grad)` beside `zero_ (no_grad)`: the grey box and
+                    # its dotted edges already say no_grad; then elide what still collides.
+                    title = title.removesuffix(" (no_grad)")
+                    width = max(2 * room[key], title_metrics.horizontalAdvance("m…"))
+                    title = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
+                lines = [(title, self._title_font, title_metrics, c.title)]
+                if names:  # rows too close for more: the value and .grad are in the tooltip
+                    detail = grad = ""
+                if detail:
+                    lines.append((detail, self._detail_font, detail_metrics, c.detail))
+                if grad:
+                    lines.append((grad, self._detail_font, detail_metrics, c.grad))
+            # The fullest form that collides with nothing: every line, the name alone,
+            # the name shortened; else none (the tooltip still says it all).
+            title_line = lines[0]
+            name, font, metrics, colour = title_line
+            shorter = short_op_name(name) if node.kind in (OPERATION, ACCUMULATE) else name
+            tight = metrics.elidedText(shorter, Qt.TextElideMode.ElideRight, 48.0)
+            variants = [lines, [title_line]]
+            variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
+            variants.append([title_line])  # last: the name may cross a mark, not a label
+            rects = [_lines_rect(v, centre.x(), y) for v in variants]
+            chosen = placer.place(key, rects)
+            if chosen is None:
+                continue
+            for text, font, metrics, colour in variants[chosen]:
+                painter.setFont(font)
+                painter.setPen(QColor(colour))
+                width = metrics.horizontalAdvance(text)
+                painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
+                y += metrics.height()
+
+
+def _lines_rect(lines, x: float, y: float) -> QRectF:
+    """Where label lines centred on `x`, starting at `y`, are drawn."""
+    width = max(metrics.horizontalAdvance(text) for text, _, metrics, _ in lines)
+    height = sum(metrics.height() for _, _, metrics, _ in lines)
+    return QRectF(x - width / 2, y, width, height)
