@@ -2,8 +2,10 @@
 
     QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 python -m benchmarks.bench_picture
 
-For each lesson example (resources/examples) and the 8k-node RNN (2,000 unrolled steps,
-16 wide), the script is put in the editor, Ctrl+Enter is pressed, and the clock runs until
+For each lesson example (resources/examples), the 8k-node RNN (2,000 unrolled steps, 16
+wide) and one training step of the side-by-side table's ResNet-18, 6-layer encoder and
+GPT-2-small shapes (benchmarks/models.py; each built by a run before, its variables kept),
+the script is put in the editor, Ctrl+Enter is pressed, and the clock runs until
 the canvas says the graph is drawn (`GraphCanvas.trace_drawn`). The time is split by
 what the kernel's payload and the app's decoding report:
 
@@ -32,7 +34,18 @@ from autograd_viz.session import KernelState
 from autograd_viz.ui.app import _application
 from autograd_viz.ui.main_window import MainWindow
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "resources" / "examples"
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "resources" / "examples"
+# The side-by-side table's models (benchmarks/models.py), built by a first run and
+# stepped by a second, so the picture times one training step as the peers' rows do.
+MODELS = ("resnet18", "encoder", "gpt2")
+MODEL_SETUP = """import sys
+sys.path.insert(0, {repo!r})
+from benchmarks.models import BUILDERS
+_w = BUILDERS[{key!r}]()
+model, X, Y, loss_of = _w.model, _w.x, _w.y, _w.loss_of
+"""
+STEP = "loss = loss_of(model(X), Y)\nloss.backward()\n"
 RNN = """import torch
 torch.manual_seed(0)
 x = torch.randn(2000, 1, 16)
@@ -152,6 +165,8 @@ def main() -> None:
     args = parser.parse_args()
     cases = {p.stem: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.py"))}
     cases["rnn_8k"] = RNN
+    for key in MODELS:  # one training step of each peer-table model (built beforehand)
+        cases[key] = STEP
     if args.only:
         cases = {k: v for k, v in cases.items() if args.only in k}
 
@@ -175,7 +190,13 @@ def main() -> None:
     )
     print(header)
     for name, code in cases.items():
+        model = name in MODELS
+        if model:  # built in a run of its own; the step's run keeps its variables
+            window.session.set_keep_variables(True)
+            _one(window, decoding, probe, MODEL_SETUP.format(repo=str(REPO), key=name))
         r = _one(window, decoding, probe, code)
+        if model:
+            window.session.set_keep_variables(False)
         print(
             f"{name:<18}{r['nodes']:>7}{r['events']:>8}{r['bytes_per_event']:>9.0f}"
             f"{r['picture_s']:>9.3f}{r['capture_s']:>9.3f}{r['encode_s']:>8.3f}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QTransform
 
@@ -14,6 +15,8 @@ from autograd_viz.core.playback.player import Frame
 from autograd_viz.ui.graph._graph_style import CanvasColours
 
 _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one thing
+MIN_FRAME_PX = 8.0  # frames smaller than this on screen are not drawn
+MANY_FRAMES = 120  # past this many frames in view, plain lines
 MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
 LOOP_COLOUR = "#0d9488"  # loops and their iterations; modules keep the group colour
 
@@ -22,6 +25,16 @@ def screen_rect(transform: QTransform, rect: tuple[float, float, float, float]) 
     """A layout rectangle (left, bottom, right, top) in screen pixels."""
     left, bottom, right, top = rect
     return transform.mapRect(QRectF(QPointF(left, bottom), QPointF(right, top))).normalized()
+
+
+def _frame_arrays(graph: DrawnGraph) -> tuple[list[str], np.ndarray]:
+    """The graph's frames as keys and an (n, 4) array, made once per graph."""
+    cached = graph.__dict__.get("_frame_arrays")
+    if cached is None:
+        keys = list(graph.frames)
+        rects = np.array([graph.frames[k] for k in keys], dtype=float).reshape(-1, 4)
+        cached = graph.__dict__["_frame_arrays"] = (keys, rects)
+    return cached
 
 
 def box_gap(rect: QRectF, ux: float, uy: float) -> float:
@@ -49,23 +62,43 @@ def paint_frames(
     metrics = QFontMetricsF(font)
     painter.setFont(font)
     view = QRectF(painter.viewport())
-    for key, rect in graph.frames.items():
-        box = screen_rect(transform, rect)
-        if not box.intersects(view):
-            continue
+    keys, rects = _frame_arrays(graph)
+    # Every frame mapped at once (a long loop opened in full has thousands); one a few
+    # pixels wide says nothing at this zoom, and one outside the view is not drawn.
+    x0 = transform.m11() * rects[:, 0] + transform.dx()
+    x1 = transform.m11() * rects[:, 2] + transform.dx()
+    y0 = transform.m22() * rects[:, 3] + transform.dy()  # the top edge, rows going down
+    y1 = transform.m22() * rects[:, 1] + transform.dy()
+    left, right = np.minimum(x0, x1), np.maximum(x0, x1)
+    top, bottom = np.minimum(y0, y1), np.maximum(y0, y1)
+    keep = (right - left >= MIN_FRAME_PX) & (bottom - top >= MIN_FRAME_PX)
+    keep &= (right >= view.left()) & (left <= view.right())
+    keep &= (bottom >= view.top()) & (top <= view.bottom())
+    shown = [
+        (keys[i], QRectF(left[i], top[i], right[i] - left[i], bottom[i] - top[i]))
+        for i in np.flatnonzero(keep)
+    ]
+    many = len(shown) > MANY_FRAMES  # then plain lines: dashes and fills cost a frame's time
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, not many)
+    row_px = abs(transform.map(QPointF(0, 0)).y() - transform.map(QPointF(0, 1)).y())
+    for key, box in shown:
         info = graph.folds.get(key)
         kind = info.kind if info is not None else ""
         colour = _kind_colour(kind, colours)
-        fill = QColor(colour)
-        fill.setAlpha(14)
-        painter.setPen(QPen(colour, 1.0, Qt.PenStyle.DashLine))
-        painter.setBrush(fill)
-        painter.drawRoundedRect(box, 6, 6)
+        if many:
+            painter.setPen(QPen(colour, 0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(box)
+        else:
+            fill = QColor(colour)
+            fill.setAlpha(14)
+            painter.setPen(QPen(colour, 1.0, Qt.PenStyle.DashLine))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(box, 6, 6)
         # The title sits on the frame's top edge, as a fieldset's legend does: the rows
         # leave half a row between frames and what they hold, so it fits at every zoom
         # that leaves a row more than about a line of text.
-        row_px = abs(transform.map(QPointF(0, 0)).y() - transform.map(QPointF(0, 1)).y())
-        if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 30:
+        if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 60:
             continue
         room = box.width() - 20
         # The class or count goes first where the name and it do not both fit.
@@ -78,6 +111,7 @@ def paint_frames(
         painter.drawRect(plate)
         painter.setPen(colour)
         painter.drawText(QPointF(plate.x() + 3, plate.y() + metrics.ascent()), text)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
 
 
 def paint_boxes(

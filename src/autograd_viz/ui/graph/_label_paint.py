@@ -45,27 +45,73 @@ def short_op_name(name: str) -> str:
     return name.rstrip("0123456789").removesuffix("Backward") or name
 
 
+_ELIDE = Qt.TextElideMode.ElideRight  # enum members looked up once (each lookup is slow)
+_NO_PEN = Qt.PenStyle.NoPen
+
+
+class _Measure:
+    """Text widths and elisions per font, remembered across paints: a frame of playback
+    asks for the same names hundreds of times (measuring them was half its time)."""
+
+    def __init__(self) -> None:
+        self._metrics: dict[int, QFontMetricsF] = {}
+        self._widths: dict[tuple[int, str], float] = {}
+        self._elided: dict[tuple[int, str, float], str] = {}
+
+    def metrics(self, font) -> QFontMetricsF:
+        m = self._metrics.get(id(font))
+        if m is None:
+            m = self._metrics[id(font)] = QFontMetricsF(font)
+        return m
+
+    def width(self, font, text: str) -> float:
+        key = (id(font), text)
+        w = self._widths.get(key)
+        if w is None:
+            if len(self._widths) > 100_000:  # values change every run: keep it bounded
+                self._widths.clear()
+            w = self._widths[key] = self.metrics(font).horizontalAdvance(text)
+        return w
+
+    def elided(self, font, text: str, width: float) -> str:
+        key = (id(font), text, width)
+        e = self._elided.get(key)
+        if e is None:
+            if len(self._elided) > 20_000:
+                self._elided.clear()
+            e = self._elided[key] = self.metrics(font).elidedText(text, _ELIDE, width)
+        return e
+
+
 class LabelPainting:
     """Labels and edge texts for GraphOverlayItem: it has the graph, fonts, frame and
     colours, and says the zoom's level of labels (compact, names_only)."""
 
+    @property
+    def measure(self) -> _Measure:
+        """The item's text measurer (made on first use)."""
+        m = self.__dict__.get("_measure")
+        if m is None:
+            m = self.__dict__["_measure"] = _Measure()
+        return m
+
     def label_half_widths(self, keys) -> dict[str, float]:
         """Half the width of each node's widest label line, as drawn in full."""
-        op = QFontMetricsF(self._op_font)
-        title, detail = QFontMetricsF(self._title_font), QFontMetricsF(self._detail_font)
+        w = self.measure.width
+        op, title, detail = self._op_font, self._title_font, self._detail_font
         half: dict[str, float] = {}
         for key in keys:
             node = self._graph.nodes[key]
             if node.kind == MODULE:
                 half[key] = 0.0  # its text is inside its box, which the fit holds anyway
             elif node.kind in (OPERATION, ACCUMULATE):
-                half[key] = op.horizontalAdvance(node.title) / 2
+                half[key] = w(op, node.title) / 2
             else:
                 texts = (node.detail, node.grad)
                 if self.frame is not None and key in self.frame.labels:
                     texts = self.frame.labels[key]  # what this moment of playback shows
-                lines = [title.horizontalAdvance(self._graph.short.get(key, node.title))]
-                lines += [detail.horizontalAdvance(t) for t in texts if t]
+                lines = [w(title, self._graph.short.get(key, node.title))]
+                lines += [w(detail, t) for t in texts if t]
                 half[key] = max(lines) / 2
         return half
 
@@ -78,7 +124,7 @@ class LabelPainting:
         height = metrics.height()
         for n, (line, text, colour) in enumerate(self._edge_texts):
             x1, y1, x2, y2 = (float(v) for v in line)
-            width = metrics.horizontalAdvance(text)
+            width = self.measure.width(self._grad_font, text)
             spots = [
                 QRectF(
                     x1 + (x2 - x1) * t - width / 2 - 3,
@@ -93,7 +139,7 @@ class LabelPainting:
                 chosen = 0
                 placer.take(f"edge{n}", spots[0])
             box = spots[chosen]
-            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setPen(_NO_PEN)
             painter.setBrush(QColor(*self.colours.label_box))
             painter.drawRoundedRect(box, 3, 3)
             painter.setPen(QColor(colour))
@@ -106,9 +152,10 @@ class LabelPainting:
         transform: QTransform | None = None,
     ) -> None:
         view = painter.viewport()
-        title_metrics = QFontMetricsF(self._title_font)
-        detail_metrics = QFontMetricsF(self._detail_font)
-        op_metrics = QFontMetricsF(self._op_font)
+        measure = self.measure
+        title_metrics = measure.metrics(self._title_font)
+        detail_metrics = measure.metrics(self._detail_font)
+        op_metrics = measure.metrics(self._op_font)
         compact, names = self.compact(), self.names_only()
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
@@ -154,13 +201,13 @@ class LabelPainting:
                 if self.frame is not None and key in self.frame.labels:
                     detail, grad = self.frame.labels[key]
                 title = short.get(key, node.title)  # `weight` inside model.0's frame
-                too_wide = title_metrics.horizontalAdvance(title) / 2 > room[key]
+                too_wide = measure.width(self._title_font, title) / 2 > room[key]
                 if node.kind == UNTRACKED and too_wide:
                     # `kaiming_uniform (no_grad)` beside `zero_ (no_grad)`: the grey box and
                     # its dotted edges already say no_grad; then elide what still collides.
                     title = title.removesuffix(" (no_grad)")
-                    width = max(2 * room[key], title_metrics.horizontalAdvance("m…"))
-                    title = title_metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
+                    width = max(2 * room[key], measure.width(self._title_font, "m…"))
+                    title = measure.elided(self._title_font, title, width)
                 lines = [(title, self._title_font, title_metrics, c.title)]
                 if names:  # rows too close for more: the value and .grad are in the tooltip
                     detail = grad = ""
@@ -173,24 +220,28 @@ class LabelPainting:
             title_line = lines[0]
             name, font, metrics, colour = title_line
             shorter = short_op_name(name) if node.kind in (OPERATION, ACCUMULATE) else name
-            tight = metrics.elidedText(shorter, Qt.TextElideMode.ElideRight, 48.0)
+            tight = measure.elided(font, shorter, 48.0)
             variants = [lines, [title_line]]
             variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
             variants.append([title_line])  # last: the name may cross a mark, not a label
-            rects = [_lines_rect(v, centre.x(), y) for v in variants]
-            chosen = placer.place(key, rects)
+            chosen = None
+            for i, variant in enumerate(variants):  # measured only until one fits
+                rect = self._lines_rect(variant, centre.x(), y)
+                if placer.free(key, rect, marks=i < len(variants) - 1):
+                    placer.take(key, rect)
+                    chosen = variant
+                    break
             if chosen is None:
                 continue
-            for text, font, metrics, colour in variants[chosen]:
+            for text, font, metrics, colour in chosen:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))
-                width = metrics.horizontalAdvance(text)
+                width = measure.width(font, text)
                 painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
                 y += metrics.height()
 
-
-def _lines_rect(lines, x: float, y: float) -> QRectF:
-    """Where label lines centred on `x`, starting at `y`, are drawn."""
-    width = max(metrics.horizontalAdvance(text) for text, _, metrics, _ in lines)
-    height = sum(metrics.height() for _, _, metrics, _ in lines)
-    return QRectF(x - width / 2, y, width, height)
+    def _lines_rect(self, lines, x: float, y: float) -> QRectF:
+        """Where label lines centred on `x`, starting at `y`, are drawn."""
+        width = max(self.measure.width(font, text) for text, font, _, _ in lines)
+        height = sum(metrics.height() for _, _, metrics, _ in lines)
+        return QRectF(x - width / 2, y, width, height)
