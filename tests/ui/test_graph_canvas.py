@@ -13,9 +13,10 @@ from autograd_viz.core.graph.graph_model import ACCUMULATE, LEAF, OPERATION
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.resources import DEFAULT_EXAMPLE
+from autograd_viz.ui.graph._describe import describe
 from autograd_viz.ui.graph._edges_item import _room_beside, short_op_name
 from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES
-from autograd_viz.ui.graph.graph_canvas import GraphCanvas, describe
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.graph.player_bar import SLIDER_MIN_WIDTH
 
 
