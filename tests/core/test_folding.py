@@ -260,3 +260,15 @@ def test_fold_choices_survive_a_rerun_of_edited_code() -> None:
     view.open_all()
     assert not view.collapsed and not any(k.startswith("m:") for k in view.graph.nodes)
     assert torch.is_grad_enabled()
+
+
+def test_a_step_inside_a_folded_card_says_which_card() -> None:
+    trace, _ = _run(TRANSFORMER, LAYERS=2)
+    folded = drawn_graph(trace, None)
+    player = Player(trace, folded)
+    player.set_mode(BACKWARD)
+    (repeat,) = [k for k, f in folded.folds.items() if f.kind == REPEAT]
+    inside = [s for s in player.steps if box_id(repeat) in s.lit]
+    assert inside
+    for step in inside:
+        assert step.caption.endswith(f"  · inside {folded.folds[repeat].title}"), step.caption

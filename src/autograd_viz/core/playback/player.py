@@ -398,9 +398,19 @@ class _Captions:
         edges: dict[tuple[str, str], str] = {}
         if isinstance(e, NodeEvent):
             edges = e.edge_grads(self._index, self.graph.feeds, self.graph.alias)
-        caption = e.caption(self._index)
+        caption = e.caption(self._index) + self._inside(e)
         why = why_nothing_drawn(e, self._index) if dark else None
         return (f"{caption}  · {why}" if why else caption), edges
+
+    def _inside(self, e: TraceEvent) -> str:
+        """`  · inside layers.3`: where a step's op sits when its node is folded into a
+        card (the card lights; the caption names the op and the card)."""
+        alias, folds = self.graph.alias, self.graph.folds
+        if not alias:
+            return ""
+        cards = dict.fromkeys(alias[k] for k in e.lights(self._index) if k in alias)
+        titles = [folds[c[2:]].title for c in cards if c[2:] in folds]
+        return f"  · inside {', '.join(titles)}" if titles else ""
 
     def describe_folded(self, ops: list[TraceEvent], dark: bool) -> _Description:
         """The caption of a folded module-building step."""
