@@ -220,14 +220,19 @@ def _lay_out_level(
         rows = range(r, r + h)
         return all(x not in taken or taken[x].isdisjoint(rows) for x in range(c, c + w))
 
-    def place(v: int) -> None:
+    def place(v: int, above: bool = False) -> None:
+        """`above`: rows above the others are open to it (an input whose column a block
+        fills from the top: just above the block beats far below it)."""
         near = [cells[u][1] + height[u] / 2 for u in (*preds[v], *succs[v]) if cells[u]]
         aim = sum(near) / len(near) - height[v] / 2 if near else 0.0
-        start = max(0, round(aim))
+        start = round(aim) if above else max(0, round(aim))
         step = 0
         while True:
-            for r in (start + step, start - step) if step else (start,):
-                if r >= 0 and free(col[v], r, width[v], height[v]):
+            # Below first for the others; above first for an input (nearer its user's row
+            # when a block below fills the column).
+            tries = (start - step, start + step) if above else (start + step, start - step)
+            for r in tries if step else (start,):
+                if (r >= 0 or above) and free(col[v], r, width[v], height[v]):
                     cells[v] = (col[v], r)
                     for x in range(col[v], col[v] + width[v]):
                         taken.setdefault(x, set()).update(range(r, r + height[v]))
@@ -239,7 +244,10 @@ def _lay_out_level(
     for v in sorted((v for v in range(n) if v not in skip), key=lambda v: (col[v], v)):
         place(v)
     for v in sorted(inputs, key=lambda v: (col[v], v)):
-        place(v)
+        place(v, above=True)
+    lowest = min((cell[1] for cell in cells if cell is not None), default=0)
+    if lowest < 0:  # rows start at 0 again
+        cells = [None if cell is None else (cell[0], cell[1] - lowest) for cell in cells]
     _pack_alone(alone, cells, width, height)
     return (
         cells,
