@@ -125,16 +125,21 @@ class LabelPainting:
         for n, (line, text, colour) in enumerate(self._edge_texts):
             x1, y1, x2, y2 = (float(v) for v in line)
             width = self.measure.width(self._grad_font, text)
+            # Along the edge, then a plate's height above or below it: a short edge
+            # between two marks leaves no room on the line itself.
             spots = [
                 QRectF(
                     x1 + (x2 - x1) * t - width / 2 - 3,
-                    y1 + (y2 - y1) * t - height - 4,
+                    y1 + (y2 - y1) * t - height - 4 + lift * (height + 4),
                     width + 6,
                     height + 2,
                 )
+                for lift in (0, -1, 1)
                 for t in (0.5, 0.35, 0.65, 0.22, 0.78)
             ]
-            chosen = placer.place(f"edge{n}", spots) if placer is not None else 0
+            # Clear of marks and labels, or at least of labels; else at the middle.
+            chosen = placer.place(f"edge{n}", [*spots, spots[0]]) if placer is not None else 0
+            chosen = 0 if chosen is not None and chosen >= len(spots) else chosen
             if chosen is None:  # nowhere free: at the middle all the same, and taken
                 chosen = 0
                 placer.take(f"edge{n}", spots[0])
