@@ -411,15 +411,15 @@ def test_rows_too_close_for_values_still_show_every_name(qtbot) -> None:
 
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8")))
-    # The picture is three rows tall: at 350 px (a 1000x650 window) its rows have room
-    # for every line; at 230 px they have room for names alone.
+    # The picture is about five rows tall (y_true sits above the model's frame): at 300 px
+    # its rows have room for names alone.
     with qtbot.waitSignal(canvas.getViewBox().sigResized):
-        canvas.resize(620, 230)
+        canvas.resize(620, 300)
     qtbot.waitUntil(lambda: canvas.follows_fit)
     canvas.grab()  # a paint, as the screen would do
     overlay = canvas._overlay
     assert overlay.labels_fit() and overlay.names_only(), overlay.last_spacing_px
-    image = QImage(620, 230, QImage.Format.Format_ARGB32)
+    image = QImage(620, 300, QImage.Format.Format_ARGB32)
     painter = _Recording(image)
     overlay._paint_labels(
         painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}

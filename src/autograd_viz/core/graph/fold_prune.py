@@ -23,15 +23,19 @@ def pruned(tree: FoldTree, g: nx.MultiDiGraph) -> FoldTree:
     drawn repetitions opened into their parent (a training loop draws its last step)."""
     groups = tree.groups
     size = tree.sizes()
-    for key in list(tree.walk())[::-1]:
+    # Empty groups go in one pass (a capped run of 50,000 module calls draws none of them:
+    # removing them one by one from their parents' lists was quadratic).
+    empty = {k for k, n in size.items() if n == 0 and k != ROOT}
+    walk = [k for k in tree.walk() if k not in empty]
+    for key in empty:
+        del groups[key]
+    for grp in groups.values():
+        if empty and any(c in empty for c in grp.children):
+            grp.children = [c for c in grp.children if c not in empty]
+    for key in walk[::-1]:
         if key == ROOT or key not in groups:
             continue
         grp = groups[key]
-        parent = groups[grp.parent]
-        if size[key] == 0:
-            parent.children.remove(key)
-            del groups[key]
-            continue
         if grp.kind in (LOOP, REPEAT):
             drawn = [c for c in grp.children if size.get(c, 0) > 0]
             if len(drawn) < MIN_REPEATS:

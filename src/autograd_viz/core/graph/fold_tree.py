@@ -59,6 +59,11 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
                 size = trace.modules.get(child.path or "", {}).get("parameters")
                 p.signature = ("call", child.detail, size, hash(inner))
     made = _owners(trace, g, groups, op_group)
+    # An op that made nothing drawn has no place in the picture, nor in its loops (a run
+    # capped at 20,000 nodes made 50,000 ops of which the picture draws none).
+    drawn_ops = {m for m in made.values() if isinstance(m, int)}
+    for key, members in parts.items():
+        parts[key] = [p for p in members if p.op is None or p.op in drawn_ops]
     for key in list(groups):
         fold_repeats(trace, groups, parts, key)
     _assign(groups, parts, made, g)

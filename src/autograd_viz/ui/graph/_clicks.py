@@ -4,19 +4,16 @@ A card takes clicks anywhere on it, not only on its centre's marker."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
-
-if TYPE_CHECKING:
-    from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 
 
 class CanvasClicks:
     """Routes the canvas's marker and scene clicks (the canvas connects the signals)."""
 
-    def __init__(self, canvas: GraphCanvas) -> None:
+    def __init__(self, canvas: Any) -> None:  # the GraphCanvas (which imports this)
         self.canvas = canvas
         self._pending = ""  # clicked, inspected unless a double-click follows
         self._timer = QTimer(canvas)
