@@ -4,6 +4,7 @@ learning rate or the optimizer's name."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -55,7 +56,8 @@ def overflow_step(path: torch.Tensor) -> int | None:
 
 def _overflow_words(path: torch.Tensor, step: int) -> str:
     w, b, loss = (float(v) for v in path[step])
-    named = [f"{n} = {v:g}" for n, v in (("loss", loss), ("w", w), ("b", b)) if v != v or abs(v) == float("inf")]
+    values = (("loss", loss), ("w", w), ("b", b))
+    named = [f"{n} = {v:g}" for n, v in values if not math.isfinite(v)]
     return f"{named[0].replace('-', '−')} at step {step}"
 
 

@@ -43,9 +43,7 @@ class LossAxis:
         ticks = [(0.0, "0")]
         first = math.floor(math.log10(self.threshold))
         top = max(abs(low), abs(high))
-        decades = [
-            d for d in range(first, 308) if float(self.height(10.0**d + self.offset)) <= top
-        ]
+        decades = [d for d in range(first, 308) if float(self.height(10.0**d + self.offset)) <= top]
         every = max(1, len(decades) // 6 + 1)
         for d in decades[::every]:
             at = float(self.height(10.0**d + self.offset))
@@ -77,9 +75,7 @@ def loss_axis(losses: np.ndarray, minimum_loss: float | None, linear: bool = Fal
     if value.size == 0 or (value > 0).all():
         return LossAxis("log", offset, 1.0, f"{name} (log scale)")
     nonzero = np.abs(value[value != 0])
-    threshold = (
-        max(float(nonzero.min()), float(nonzero.max()) * 1e-12) if nonzero.size else 1.0
-    )
+    threshold = max(float(nonzero.min()), float(nonzero.max()) * 1e-12) if nonzero.size else 1.0
     return LossAxis(
         "symlog",
         offset,

@@ -95,6 +95,7 @@ FUNCTIONS: dict[str, LossFunction] = {
     )
 }
 
+
 def loss_at_minimum(key: str) -> float | None:
     """torch's L at a built-in function's known minimum (None: unknown or not built in)."""
     function = FUNCTIONS.get(key)
