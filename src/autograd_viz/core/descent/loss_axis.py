@@ -25,7 +25,7 @@ class LossAxis:
     def height(self, loss: np.ndarray) -> np.ndarray:
         """Where each loss is drawn (inf and nan stay as they are)."""
         value = np.asarray(loss, dtype=float) - self.offset
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if self.kind == "log":
                 return np.where(value > 0, np.log10(np.abs(value)), np.nan)
             if self.kind == "symlog":
@@ -63,9 +63,14 @@ def _decade(d: int) -> str:
     return f"{10.0**d:g}" if -3 <= d <= 3 else f"1e{d}".replace("-", "−")
 
 
-def loss_axis(losses: np.ndarray, minimum_loss: float | None, linear: bool = False) -> LossAxis:
+def loss_axis(
+    losses: np.ndarray,
+    minimum_loss: float | None,
+    linear: bool = False,
+    start_loss: float | None = None,
+) -> LossAxis:
     """The scale for these losses (every rate and optimizer of a sweep, so that it stays
-    put while the slider moves)."""
+    put while the slider moves); symlog's linear part is sized from the start's loss."""
     if linear:
         return LossAxis("linear", 0.0, 1.0, "loss")
     offset = float(minimum_loss) if minimum_loss is not None and math.isfinite(minimum_loss) else 0
@@ -75,7 +80,12 @@ def loss_axis(losses: np.ndarray, minimum_loss: float | None, linear: bool = Fal
     if value.size == 0 or (value > 0).all():
         return LossAxis("log", offset, 1.0, f"{name} (log scale)")
     nonzero = np.abs(value[value != 0])
-    threshold = max(float(nonzero.min()), float(nonzero.max()) * 1e-12) if nonzero.size else 1.0
+    # Twelve decades below the start (or the typical loss): a diverging rate's 1e48 must
+    # not flatten everything else into the linear part.
+    scale = abs(start_loss - offset) if start_loss is not None else None
+    if not scale or not math.isfinite(scale):
+        scale = float(np.median(nonzero)) if nonzero.size else 1.0
+    threshold = max(float(nonzero.min()), scale * 1e-12) if nonzero.size else 1.0
     return LossAxis(
         "symlog",
         offset,

@@ -7,10 +7,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
+from autograd_viz.core.descent.clip import clip_path
 from autograd_viz.core.descent.loss_axis import LossAxis, loss_axis
 from autograd_viz.core.descent.paths import loss_at_minimum
 from autograd_viz.ui.descent._descent_sweep import Sweep
-from autograd_viz.ui.descent._path_clip import clip_path
 
 OUTLINE = "#0f172a"
 # Colour, symbol and name of each optimizer's path: the symbols tell them apart without
@@ -197,7 +197,8 @@ class PathLayers:
         starts = starts[np.isfinite(starts)]
         minimum = loss_at_minimum(sweep.key[1]) if sweep.key[0] == "function" else None
         # A model's training loss moves within a decade or two: a linear axis reads better.
-        self.axis = loss_axis(losses, minimum, linear=sweep.kind != "function")
+        first = float(np.median(starts)) if starts.size else None
+        self.axis = loss_axis(losses, minimum, sweep.kind != "function", first)
         self.loss_plot.setLogMode(y=False)  # the heights are already the scale's
         self.loss_plot.setLabel("left", self.axis.title)
         start = float(np.abs(starts - self.axis.offset).max()) if starts.size else 1.0

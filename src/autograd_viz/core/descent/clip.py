@@ -25,7 +25,7 @@ def clip_path(points: np.ndarray, box: Box) -> tuple[np.ndarray, int | None, np.
     """(drawn (w, b) points with NaN rows between pieces, the step the path last left the
     box at when it ends outside it, the border point it left through)."""
     finite = np.isfinite(points).all(axis=1)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
         inside = (
             finite
             & (points[:, 0] >= box[0])
