@@ -122,8 +122,9 @@ class PathLayers:
             path = run.paths[index]
             overflow = _first_overflow(path)
             drawn, left_at, exit_point = clip_path(path[:, :2], self.box)
-            outline.setData(drawn[:, 0], drawn[:, 1], connect="finite")
-            line.setData(drawn[:, 0], drawn[:, 1], connect="finite")
+            connect = "all" if left_at is None and len(drawn) == len(path) else "finite"
+            outline.setData(drawn[:, 0], drawn[:, 1], connect=connect)
+            line.setData(drawn[:, 0], drawn[:, 1], connect=connect)
             on_surface, on_chart = self.marks[name]
             if left_at is not None:
                 k = overflow if overflow is not None else left_at
@@ -183,7 +184,15 @@ class PathLayers:
             return
         pad = max(0.05 * (high - low), 0.05)
         wanted = (low - pad, high + pad)
-        if wanted != self._y_range:
+        shown = self._y_range
+        # Re-range only when a curve would leave the chart or fill under half of it: each
+        # setYRange re-lays out the axis (~1–2 ms), too much for every tick of a drag.
+        if (
+            shown is None
+            or wanted[0] < shown[0]
+            or wanted[1] > shown[1]
+            or (wanted[1] - wanted[0]) < 0.5 * (shown[1] - shown[0])
+        ):
             self._y_range = wanted
             self.loss_plot.setYRange(*wanted, padding=0)
 
