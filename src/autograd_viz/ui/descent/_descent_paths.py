@@ -3,6 +3,8 @@ per optimizer, a legend, and the current step marked on both plots."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
@@ -132,6 +134,14 @@ class PathLayers:
                     f"→ ∞ at step {k}" if overflow is not None else f"→ leaves at step {k}"
                 )
                 on_surface.setPos(*exit_point)
+                # The text reaches into the surface from the border it left through.
+                centre_w, centre_b = (
+                    (self.box[0] + self.box[1]) / 2,
+                    (self.box[2] + self.box[3]) / 2,
+                )
+                on_surface.setAnchor(
+                    (float(exit_point[0] > centre_w), float(exit_point[1] < centre_b))
+                )
                 on_surface.show()
             else:
                 on_surface.hide()
@@ -149,8 +159,11 @@ class PathLayers:
                     text = f"→ {'−' if down else ''}∞ at step {overflow}"
                 else:  # still a finite number, past the chart's cap
                     text = f"{'↓' if down else '↑'} {path[cut, 2]:.3g} at step {cut}"
-                on_chart.setText(text.replace("e+", "e").replace("-", "−"))
-                on_chart.setPos(xs[-1] if xs.size else cut, ys[-1] if ys.size else high)
+                on_chart.setText(re.sub(r"e\+?0*", "e", text).replace("-", "−"))
+                x = xs[-1] if xs.size else cut
+                on_chart.setPos(x, ys[-1] if ys.size else high)
+                # Into the chart: rightward from an early step, leftward from a late one.
+                on_chart.setAnchor((float(x > len(path) / 2), float(down)))
                 on_chart.show()
             else:
                 on_chart.hide()
@@ -199,6 +212,8 @@ class PathLayers:
     def frame(self, sweep: Sweep) -> None:
         """A new sweep: choose the loss chart's scale for all its rates, cache the still
         surface, clip the paths to its extent."""
+        # setLogMode turns auto-range back on: first, then the ranges that switch it off.
+        self.loss_plot.setLogMode(y=False)  # the heights are already the scale's
         longest = max(run.paths.shape[1] for run in sweep.runs.values())
         self.loss_plot.setXRange(0, longest - 1, padding=0.02)
         losses = np.concatenate([run.paths[..., 2].ravel() for run in sweep.runs.values()])
@@ -208,7 +223,6 @@ class PathLayers:
         # A model's training loss moves within a decade or two: a linear axis reads better.
         first = float(np.median(starts)) if starts.size else None
         self.axis = loss_axis(losses, minimum, sweep.kind != "function", first)
-        self.loss_plot.setLogMode(y=False)  # the heights are already the scale's
         self.loss_plot.setLabel("left", self.axis.title)
         start = float(np.abs(starts - self.axis.offset).max()) if starts.size else 1.0
         cap = self.axis.cap(start + self.axis.offset)
