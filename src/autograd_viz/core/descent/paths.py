@@ -13,9 +13,20 @@ from dataclasses import dataclass
 
 import torch
 
+# The words live in captions.py; these names stay importable from here.
+from autograd_viz.core.descent.captions import (  # noqa: F401
+    DIVERGED,
+    TOLERANCE,
+    Caption,
+    _rate,
+    _steps,
+    _where,
+    describe_path,
+    overflow_step,
+    steps_to_minimum,
+)
+
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-TOLERANCE = 1e-3  # "converged": within this distance of the minimum
-DIVERGED = 1e6  # past this distance from the minimum a path has diverged
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,16 @@ FUNCTIONS: dict[str, LossFunction] = {
     )
 }
 
+
+def loss_at_minimum(key: str) -> float | None:
+    """torch's L at a built-in function's known minimum (None: unknown or not built in)."""
+    function = FUNCTIONS.get(key)
+    if function is None or function.minimum is None:
+        return None
+    w, b = (torch.tensor(v, dtype=torch.float64) for v in function.minimum)
+    return float(function.fn(w, b))
+
+
 OPTIMIZERS: dict[str, tuple[type[torch.optim.Optimizer], dict]] = {
     "sgd": (torch.optim.SGD, {}),
     "momentum": (torch.optim.SGD, {"momentum": 0.9}),
@@ -122,9 +143,10 @@ def descend_many(
         if step == steps:
             break
         opt.zero_grad()
-        # Rows whose values blew up would poison nothing else, but NaN losses are still
-        # summed: keep the sum finite so the other rows' gradients stay real numbers.
-        torch.nan_to_num(loss, nan=0.0, posinf=0.0, neginf=0.0).sum().backward()
+        # One backward for every row, each seeded with 1: a row's gradient depends only on
+        # its own loss, so a row that overflowed keeps torch's inf / nan (a nan_to_num of the
+        # loss here made them 0 and froze the path) and the other rows stay untouched.
+        loss.backward(torch.ones_like(loss))
         opt.step()
     return out.cpu()
 
@@ -139,103 +161,6 @@ def descend(
 ) -> torch.Tensor:
     """One path: a (steps + 1, 3) tensor of (w, b, loss)."""
     return descend_many(fn, start, [learning_rate], steps, optimizer, device)[0]
-
-
-def steps_to_minimum(
-    path: torch.Tensor, minimum: tuple[float, float], tolerance: float = TOLERANCE
-) -> int | None:
-    """The first step whose (w, b) is within `tolerance` of the minimum, or None."""
-    distance = torch.linalg.vector_norm(
-        path[:, :2] - torch.tensor(minimum, dtype=path.dtype), dim=1
-    )
-    close = torch.nonzero(distance <= tolerance)
-    return int(close[0]) if len(close) else None
-
-
-@dataclass(frozen=True)
-class Caption:
-    """What a path does, in a class a test can check and a sentence a learner can read."""
-
-    kind: str  # converges | oscillates | bounces | too slow | diverges | wanders
-    text: str
-    steps: int | None  # steps to within tolerance of the minimum, when it gets there
-
-
-def _rate(learning_rate: float) -> str:
-    # "0.10" as the lesson writes it, but never a rounding that hides the real value.
-    if 0.01 <= learning_rate < 10 and round(learning_rate, 2) == learning_rate:
-        return f"{learning_rate:.2f}"
-    return f"{learning_rate:.3g}"
-
-
-def _steps(count: int) -> str:
-    return f"{count} step" if count == 1 else f"{count} steps"
-
-
-def _where(minimum: tuple[float, float]) -> str:
-    return f"(w={minimum[0]:g}, b={minimum[1]:g})".replace("-", "−")
-
-
-def describe_path(
-    path: torch.Tensor,
-    learning_rate: float,
-    minimum: tuple[float, float] | None,
-    tolerance: float = TOLERANCE,
-) -> Caption:
-    """Classify a path from what it actually did."""
-    lr = f"lr = {_rate(learning_rate)}"
-    finite = bool(torch.isfinite(path).all())
-    if minimum is None:
-        if not finite or float(path[-1, 2]) < -DIVERGED:
-            return Caption("diverges", f"{lr} — the loss falls without bound", None)
-        moved = float(torch.linalg.vector_norm(path[-1, :2] - path[-2, :2]))
-        if moved <= tolerance:
-            return Caption(
-                "converges",
-                f"{lr} — settles at w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}",
-                None,
-            )
-        return Caption("wanders", f"{lr} — still moving after {len(path) - 1} steps", None)
-    target = torch.tensor(minimum, dtype=path.dtype)
-    distance = torch.linalg.vector_norm(path[:, :2] - target, dim=1)
-    reached = steps_to_minimum(path, minimum, tolerance)
-    where = _where(minimum)
-    if reached is not None:
-        offsets = path[: reached + 1, :2] - target
-        flips = int(((offsets[1:] * offsets[:-1]) < 0).any(dim=1).sum())
-        if flips > 1:
-            return Caption(
-                "oscillates",
-                f"{lr} — oscillates across the valley but converges "
-                f"toward {where} in {reached} steps",
-                reached,
-            )
-        return Caption(
-            "converges", f"{lr} — steady convergence toward {where} in {reached} steps", reached
-        )
-    if (
-        not finite
-        or float(distance[-1]) > DIVERGED
-        or (float(distance[-1]) > float(distance[0]) * (1 + 1e-9))
-    ):
-        return Caption(
-            "diverges",
-            f"{lr} — too large: each step overshoots further and the path diverges",
-            None,
-        )
-    tail = distance[-min(len(distance), 10) :]
-    if float(tail.max() - tail.min()) <= 1e-9 * max(1.0, float(tail.max())):
-        return Caption(
-            "bounces",
-            f"{lr} — bounces between the valley walls forever, never closer to {where}",
-            None,
-        )
-    return Caption(
-        "too slow",
-        f"{lr} — heading toward {where} but still "
-        f"{float(distance[-1]):.3g} away after {len(path) - 1} steps",
-        None,
-    )
 
 
 @dataclass(frozen=True)

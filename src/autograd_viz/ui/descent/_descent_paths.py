@@ -3,12 +3,15 @@ per optimizer, a legend, and the current step marked on both plots."""
 
 from __future__ import annotations
 
-import math
+import re
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
+from autograd_viz.core.descent.clip import clip_path
+from autograd_viz.core.descent.loss_axis import LossAxis, loss_axis
+from autograd_viz.core.descent.paths import loss_at_minimum
 from autograd_viz.ui.descent._descent_sweep import Sweep
 
 OUTLINE = "#0f172a"
@@ -39,14 +42,19 @@ class PathLayers:
         )
         self.legend.setParentItem(surface_plot.getPlotItem().vb)
         self.items: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem, pg.PlotDataItem]] = {}
+        # "→ ∞ at step k" where a path leaves the surface and where its loss leaves the chart.
+        self.marks: dict[str, tuple[pg.TextItem, pg.TextItem]] = {}
+        self.axis = LossAxis("log", 0.0, 1.0, "loss (log scale)")
+        self.box = (-np.inf, np.inf, -np.inf, np.inf)  # the surface's extent: paths clip to it
+        self.limits = (-np.inf, np.inf)  # the heights the loss chart may follow a curve to
+        self._y_range: tuple[float, float] | None = None
         self.current = pg.ScatterPlotItem(size=15, brush="#ffffff")
         self.current.setZValue(12)
         surface_plot.addItem(self.current)
         # A plot item (not a bare scatter) so that the loss plot's log axis applies to it.
         self.loss_marker = loss_plot.plot(pen=None, symbol="o", symbolSize=10)
-        # One loss range per sweep, for every learning rate: the axes stay still while the
-        # slider moves (auto-ranging would re-measure the curves and rebuild the axes on
-        # every tick), and a diverging loss visibly leaves the top of the plot.
+        # The loss range is set by `draw` from the shown curves (auto-ranging would
+        # re-measure every item on every tick), and only when it changes.
         loss_plot.getPlotItem().vb.disableAutoRange()
         loss_plot.getAxis("left").enableAutoSIPrefix(False)
 
@@ -57,6 +65,9 @@ class PathLayers:
             self.surface_plot.removeItem(outline)
             self.surface_plot.removeItem(line)
             self.loss_plot.removeItem(curve)
+            on_surface, on_chart = self.marks.pop(name)
+            self.surface_plot.removeItem(on_surface)
+            self.loss_plot.removeItem(on_chart)
         for name in names:
             if name in self.items:
                 continue
@@ -75,6 +86,16 @@ class PathLayers:
             self.surface_plot.addItem(line)
             curve = self.loss_plot.plot(pen=pg.mkPen(colour, width=2.5))
             self.items[name] = (outline, line, curve)
+            marks = (
+                pg.TextItem(color=colour, fill=pg.mkBrush(15, 23, 42, 200), anchor=(0, 0.5)),
+                pg.TextItem(color=colour, fill=pg.mkBrush(15, 23, 42, 200), anchor=(1, 0)),
+            )
+            marks[0].setZValue(13)
+            self.surface_plot.addItem(marks[0])
+            self.loss_plot.addItem(marks[1])
+            for mark in marks:
+                mark.hide()
+            self.marks[name] = marks
         self.legend.clear()
         if len(names) > 1:
             for name in names:
@@ -87,53 +108,143 @@ class PathLayers:
             outline.setData([], [])
             line.setData([], [])
             curve.setData([], [])
+        for marks in self.marks.values():
+            for mark in marks:
+                mark.hide()
         self.current.clear()
         self.loss_marker.setData([], [])
 
     def draw(self, sweep: Sweep, index: int, step: int) -> None:
         """Each run's path for learning-rate row `index`, with `step` marked."""
         spots, marks_x, marks_y, brushes = [], [], [], []
+        low, high = np.inf, -np.inf
         for name, run in sweep.runs.items():
             outline, line, curve = self.items[name]
             colour, symbol, _ = self.looks[name]
             path = run.paths[index]
-            finite = np.isfinite(path).all(axis=1)
-            outline.setData(path[finite, 0], path[finite, 1])
-            line.setData(path[finite, 0], path[finite, 1])
+            overflow = _first_overflow(path)
+            drawn, left_at, exit_point = clip_path(path[:, :2], self.box)
+            connect = "all" if left_at is None and len(drawn) == len(path) else "finite"
+            outline.setData(drawn[:, 0], drawn[:, 1], connect=connect)
+            line.setData(drawn[:, 0], drawn[:, 1], connect=connect)
+            on_surface, on_chart = self.marks[name]
+            if left_at is not None:
+                k = overflow if overflow is not None else left_at
+                on_surface.setText(
+                    f"→ ∞ at step {k}" if overflow is not None else f"→ leaves at step {k}"
+                )
+                on_surface.setPos(*exit_point)
+                # The text reaches into the surface from the border it left through.
+                centre_w, centre_b = (
+                    (self.box[0] + self.box[1]) / 2,
+                    (self.box[2] + self.box[3]) / 2,
+                )
+                on_surface.setAnchor(
+                    (float(exit_point[0] > centre_w), float(exit_point[1] < centre_b))
+                )
+                on_surface.show()
+            else:
+                on_surface.hide()
             at = min(step, len(path) - 1)
-            w, b, loss = path[at]
-            if np.isfinite(w) and np.isfinite(b):
+            w, b, _ = path[at]
+            if _inside(w, b, self.box):
                 spots.append({"pos": (w, b), "symbol": symbol, "pen": pg.mkPen(colour, width=3)})
-            steps = np.arange(len(path))
-            positive = finite & (path[:, 2] > 0)
-            curve.setData(steps[positive], path[positive, 2])
-            if np.isfinite(loss) and loss > 0:
+            xs, ys, cut = self._curve(path[:, 2])
+            curve.setData(xs, ys)
+            if ys.size:
+                low, high = min(low, float(ys.min())), max(high, float(ys.max()))
+            if cut is not None:
+                down = ys[-1] <= self.limits[0]
+                if overflow is not None:
+                    text = f"→ {'−' if down else ''}∞ at step {overflow}"
+                else:  # still a finite number, past the chart's cap
+                    text = f"{'↓' if down else '↑'} {path[cut, 2]:.3g} at step {cut}"
+                on_chart.setText(re.sub(r"e\+?0*", "e", text).replace("-", "−"))
+                x = xs[-1] if xs.size else cut
+                on_chart.setPos(x, ys[-1] if ys.size else high)
+                # Into the chart: rightward from an early step, leftward from a late one.
+                on_chart.setAnchor((float(x > len(path) / 2), float(down)))
+                on_chart.show()
+            else:
+                on_chart.hide()
+            if at < len(xs) and xs[at] == at:
                 marks_x.append(at)
-                marks_y.append(loss)
+                marks_y.append(ys[at])
                 brushes.append(pg.mkBrush(colour))
         self.current.setData(spots)
         self.loss_marker.setData(marks_x, marks_y, symbolBrush=brushes)
+        self._follow(low, high)
+
+    def _curve(self, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray, int | None]:
+        """The loss curve's (steps, heights) up to where it leaves the chart's limits (then
+        one point on the limit), and that step."""
+        heights = self.axis.height(losses)
+        floor, cap = self.limits
+        with np.errstate(invalid="ignore"):
+            out = ~np.isfinite(heights) | (heights > cap) | (heights < floor)
+        gone = np.flatnonzero(out)
+        steps = np.arange(len(heights), dtype=float)
+        if gone.size == 0:
+            return steps, heights, None
+        k = int(gone[0])
+        edge = floor if heights[k] < floor else cap  # nan and +inf go up, −inf down
+        return np.append(steps[:k], k), np.append(heights[:k], edge), k
+
+    def _follow(self, low: float, high: float) -> None:
+        # The chart follows the shown curves (a diverging loss up to the cap, where it is cut
+        # and marked); setting the same range again would still re-lay out the axis.
+        if not (np.isfinite(low) and np.isfinite(high)):
+            return
+        pad = max(0.05 * (high - low), 0.05)
+        wanted = (low - pad, high + pad)
+        shown = self._y_range
+        # Re-range only when a curve would leave the chart or fill under half of it: each
+        # setYRange re-lays out the axis (~1–2 ms), too much for every tick of a drag.
+        if (
+            shown is None
+            or wanted[0] < shown[0]
+            or wanted[1] > shown[1]
+            or (wanted[1] - wanted[0]) < 0.5 * (shown[1] - shown[0])
+        ):
+            self._y_range = wanted
+            self.loss_plot.setYRange(*wanted, padding=0)
 
     def frame(self, sweep: Sweep) -> None:
-        """A new sweep: fix the loss plot's range for all its rates, cache the still surface."""
+        """A new sweep: choose the loss chart's scale for all its rates, cache the still
+        surface, clip the paths to its extent."""
+        # setLogMode turns auto-range back on: first, then the ranges that switch it off.
+        self.loss_plot.setLogMode(y=False)  # the heights are already the scale's
         longest = max(run.paths.shape[1] for run in sweep.runs.values())
         self.loss_plot.setXRange(0, longest - 1, padding=0.02)
         losses = np.concatenate([run.paths[..., 2].ravel() for run in sweep.runs.values()])
-        losses = losses[np.isfinite(losses) & (losses > 0)]
         starts = np.concatenate([run.paths[:, 0, 2] for run in sweep.runs.values()])
-        starts = starts[np.isfinite(starts) & (starts > 0)]
+        starts = starts[np.isfinite(starts)]
+        minimum = loss_at_minimum(sweep.key[1]) if sweep.key[0] == "function" else None
         # A model's training loss moves within a decade or two: a linear axis reads better.
-        log = sweep.kind == "function"
-        self.loss_plot.setLogMode(y=log)
-        if not log and losses.size:
-            top = float(losses.max())
-            if starts.size:  # a loss that blows up leaves the top of the plot
-                top = min(top, 3 * float(starts.max()))
-            self.loss_plot.setYRange(0, top * 1.08, padding=0)
-        elif losses.size and starts.size:
-            low = max(-12, math.floor(math.log10(losses.min())))
-            high = math.ceil(math.log10(starts.max())) + 1
-            self.loss_plot.setYRange(low, max(high, low + 1), padding=0.02)
+        first = float(np.median(starts)) if starts.size else None
+        self.axis = loss_axis(losses, minimum, sweep.kind != "function", first)
+        self.loss_plot.setLabel("left", self.axis.title)
+        start = float(np.abs(starts - self.axis.offset).max()) if starts.size else 1.0
+        cap = self.axis.cap(start + self.axis.offset)
+        heights = self.axis.height(losses)
+        finite = heights[np.isfinite(heights)]
+        floor = float(finite.min()) if finite.size else 0.0
+        if self.axis.kind == "symlog":
+            floor = max(floor, -cap)
+        elif self.axis.kind == "linear":
+            cap = float(finite.max()) if finite.size else 1.0
+            if starts.size:  # a model's loss that blows up is cut at 3× its start
+                cap = min(cap, 3 * float(starts.max()))
+        self.limits = (floor, cap)
+        self._y_range = None
+        ticks = self.axis.ticks(floor, cap)
+        self.loss_plot.getAxis("left").setTicks([ticks] if ticks else None)
+        self.box = (
+            float(sweep.ws[0]),
+            float(sweep.ws[-1]),
+            float(sweep.bs[0]),
+            float(sweep.bs[-1]),
+        )
         for item in self.surface_plot.getPlotItem().items:
             if item not in self.current_items():
                 # The heatmap and contours stay put while the slider moves: drawn once
@@ -145,9 +256,30 @@ class PathLayers:
         moving = [self.current]
         for outline, line, _ in self.items.values():
             moving += [outline, line]
+        for on_surface, _ in self.marks.values():
+            moving.append(on_surface)
         return moving
 
+    def loss_curve(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The (step, height) points of an optimizer's loss curve as drawn."""
+        xs, ys = self.items[name][2].getData()
+        return (np.empty(0), np.empty(0)) if xs is None else (xs, ys)
+
+    def mark_texts(self, name: str) -> tuple[str | None, str | None]:
+        """The "→ ∞ at step k" markers shown on the surface and on the loss chart."""
+        return tuple(m.toPlainText() if m.isVisible() else None for m in self.marks[name])
+
     def path_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """The (w, b) points drawn for an optimizer."""
+        """The (w, b) points drawn for an optimizer: the path cut to the surface's extent
+        (a border point where it leaves, NaN between pieces)."""
         xs, ys = self.items[name][1].getData()
         return (np.empty(0), np.empty(0)) if xs is None else (xs, ys)
+
+
+def _first_overflow(path: np.ndarray) -> int | None:
+    bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
+    return int(bad[0]) if bad.size else None
+
+
+def _inside(w: float, b: float, box: tuple[float, float, float, float]) -> bool:
+    return bool(box[0] <= w <= box[1] and box[2] <= b <= box[3])
