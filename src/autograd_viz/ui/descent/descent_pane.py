@@ -156,6 +156,12 @@ class DescentPane(QWidget):
         self.surface_plot.setLabel("left", "b")
         # w and b in the same units: a round bowl is round, at any window size.
         self.surface_plot.setAspectLocked(True, ratio=1.0)
+        # Before the first answer the axes already show the function's own window: an empty
+        # plot's autoscale read "w (x0.001)" over ±500.
+        (w0, w1), (b0, b1) = self._functions["bowl"].extent
+        for name in ("bottom", "left"):
+            self.surface_plot.getAxis(name).enableAutoSIPrefix(False)
+        self.surface_plot.getViewBox().setRange(xRange=(w0, w1), yRange=(b0, b1), padding=0)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.surface_plot.addItem(self.image)
         self.colour_bar = pg.ColorBarItem(
@@ -247,6 +253,13 @@ class DescentPane(QWidget):
         axis.setPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
         axis.setTextPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
         self.help.setStyleSheet(f"color: {'#a3a3a3' if dark else '#475569'};")
+        self.message.setStyleSheet(f"color: {'#f87171' if dark else '#b91c1c'}; font-weight: 600;")
+        self.rate_ticks.set_dark(dark)
+        # The legend box followed no theme: a white box on the dark plot.
+        legend = self.paths.legend
+        legend.setBrush(pg.mkBrush(23, 23, 23, 215) if dark else pg.mkBrush(255, 255, 255, 215))
+        legend.setPen(pg.mkPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1]))
+        legend.setLabelTextColor(DARK_PLOT[1] if dark else "#0f172a")
 
     def set_learning_rate(self, rate: float) -> None:
         """Move the slider to the position nearest `rate`."""
