@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from autograd_viz.ui.descent._descent_sweep import Sweep
 
 OUTLINE = "#0f172a"
+FAR = 1000  # a path is drawn up to where it is this many surface widths away
 # Colour, symbol and name of each optimizer's path: the symbols tell them apart without
 # colour, the dark outline keeps them readable on every part of the heatmap.
 LOOKS = {
@@ -98,6 +99,9 @@ class PathLayers:
             colour, symbol, _ = self.looks[name]
             path = run.paths[index]
             finite = np.isfinite(path).all(axis=1)
+            # Qt's raster engine crashes on lines 1e40 pixels long: stop where it runs away.
+            far = FAR * max(1.0, float(np.abs(sweep.ws).max()), float(np.abs(sweep.bs).max()))
+            finite &= np.cumprod(np.abs(path[:, :2]).max(axis=1) < far).astype(bool)
             outline.setData(path[finite, 0], path[finite, 1])
             line.setData(path[finite, 0], path[finite, 1])
             at = min(step, len(path) - 1)

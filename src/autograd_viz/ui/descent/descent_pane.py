@@ -72,6 +72,7 @@ class DescentPane(QWidget):
         self.session = session
         self._drawn: Sweep | None = None  # what is drawn: maybe only some rates yet
         self._asked = 0.0  # when the kernel was asked (its progress says for how long)
+        self._drew_far = False  # the drawn path reached far outside the view
         self.start = FUNCTIONS["bowl"].start
         self.caption_texts: dict[str, str] = {}
         self.caption_kinds: dict[str, str] = {}
@@ -442,6 +443,14 @@ class DescentPane(QWidget):
         spot = (right, bottom)
         self.paths.legend.anchor(spot, spot, offset=(-8 if right else 8, -8 if bottom else 8))
 
+    def _reaches_far(self, sweep: Sweep, index: int) -> bool:
+        (x0, x1), (y0, y1) = self.surface_plot.getViewBox().viewRange()
+        span = max(x1 - x0, y1 - y0)
+        points = np.concatenate([run.paths[index, :, :2] for run in sweep.runs.values()])
+        points = points[np.isfinite(points).all(axis=1)]
+        centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+        return bool(points.size) and float(np.abs(points - centre).max()) > 10 * span
+
     def _repaint_surface(self) -> None:
         self.surface_plot.viewport().update()
 
@@ -482,11 +491,18 @@ class DescentPane(QWidget):
             self.paths.clear()  # never another rate's path under this rate's caption
             done = int(sweep.computed.sum())
             self.caption.setText(
-                f"Computing the paths… {done} of {len(sweep.rates)} learning rates so far"
+                f"Computing the path at lr = {self.rate_box.text()}… "
+                f"({done} of {len(sweep.rates)} learning rates in)"
             )
             self.readout.setText("")
             return
         self.paths.draw(sweep, index, step)
+        far = self._reaches_far(sweep, index)
+        if far or self._drew_far:
+            # A path far outside the view has bounds Qt cannot map to pixels: its old line
+            # was left on screen. Repainting the plot, not the item's region, clears it.
+            self._repaint_surface()
+        self._drew_far = far
         lines = []
         for name, run in sweep.runs.items():
             colour, _, title = LOOKS[name]
