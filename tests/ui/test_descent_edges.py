@@ -217,6 +217,9 @@ def test_small_dark_window_keeps_everything_readable(qtbot) -> None:
     with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
         pane.set_optimizers(["sgd", "momentum", "adam"])
     assert legend.isVisible()
+    # Three captions and readouts scroll; the loss chart keeps its height, inside the pane.
+    assert pane.loss_plot.height() >= 150
+    assert pane.loss_plot.mapTo(pane, pane.loss_plot.rect().bottomLeft()).y() <= pane.height()
     box = pane.surface_plot.getViewBox()
     start = box.mapViewToScene(pg_point(*FUNCTIONS["rosenbrock"].start))
     assert not legend.sceneBoundingRect().contains(start)

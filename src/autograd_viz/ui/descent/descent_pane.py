@@ -17,9 +17,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGraphicsItem,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QVBoxLayout,
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 USER, MODEL = "user", "model"  # the function choices computed in the kernel
 LOSS_PLOT_HEIGHT = 170
+WORDS_HEIGHT = 64  # the captions' and readouts' scroll area at its smallest
 LANDSCAPE_DELAY_MS = 300  # a model's path is recomputed in the kernel once the slider rests
 HELP = {
     USER: "Runs your editor's <code>def loss(w, b): …</code> in the kernel, on its device: "
@@ -209,9 +212,22 @@ class DescentPane(QWidget):
         side.addLayout(form)
         side.addWidget(self.help)
         side.addWidget(self.message)
-        side.addWidget(self.caption)
-        side.addWidget(self.readout)
-        side.addWidget(self.loss_plot, 1)
+        # Three optimizers' captions and readouts wrap to a dozen lines: in a small window
+        # they scroll, and the loss chart keeps its height instead of being pushed out.
+        words = QWidget()
+        column = QVBoxLayout(words)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.caption)
+        column.addWidget(self.readout)
+        column.addStretch(1)
+        self.words = QScrollArea()
+        self.words.setWidget(words)
+        self.words.setWidgetResizable(True)
+        self.words.setFrameShape(QFrame.Shape.NoFrame)
+        self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.words.setMinimumHeight(WORDS_HEIGHT)
+        side.addWidget(self.words, 1)
+        side.addWidget(self.loss_plot, 2)
         row = QHBoxLayout(self)
         row.addWidget(self.surface_plot, 3)
         row.addLayout(side, 2)
