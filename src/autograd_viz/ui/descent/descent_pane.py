@@ -514,9 +514,10 @@ class DescentPane(QWidget):
             return
         self.paths.draw(sweep, index, step)
         far = self._reaches_far(sweep, index)
-        if far or self._drew_far:
-            # A path far outside the view has bounds Qt cannot map to pixels: its old line
-            # was left on screen. Repainting the plot, not the item's region, clears it.
+        if far != self._drew_far:
+            # Going to or from a path far outside the view, Qt's update of the item's own
+            # region missed pixels (the old line stayed on screen): repaint the whole plot.
+            # Only at the change: every tick of a far path would cost 9 ms more.
             self._repaint_surface()
         self._drew_far = far
         lines = []
