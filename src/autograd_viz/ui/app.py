@@ -33,6 +33,10 @@ def _preload_torch() -> None:
     def load() -> None:
         with contextlib.suppress(Exception):  # the tab reports a broken torch itself
             import autograd_viz.core.descent.paths  # noqa: F401
+        # A first torch.optim step imports torch._dynamo (1.8-3 s): the descent view's
+        # first path would wait for it.
+        with contextlib.suppress(Exception):
+            import torch._dynamo  # noqa: F401
         freeze_loaded_objects()  # full collections on the GUI thread skip torch from now on
 
     threading.Thread(target=load, name="autograd-viz preload", daemon=True).start()

@@ -4,6 +4,7 @@ for the built-in functions, or from the kernel's answer for the user's own code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:  # torch loads when the pane first computes, not when the app 
 RATE_COUNT = 241  # slider positions, log-spaced from 1e-3 to 2
 RESOLUTION = 256  # surface grid of the built-in functions
 CONTOUR_LEVELS = 10
+CHUNK = 60  # rates computed between two progress reports (each ~0.1 s on one core)
 
 
 @dataclass
@@ -25,7 +27,7 @@ class Run:
     optimizer: str
     paths: np.ndarray  # (rates, steps + 1, 3): w, b, loss (model: α, β, the real loss)
     grads: np.ndarray | None  # (rates, steps + 1, 2): ∂L/∂w, ∂L/∂b from autograd
-    captions: list[Caption]
+    captions: list[Caption | None]  # None: that rate is not computed yet
 
 
 @dataclass
@@ -45,6 +47,18 @@ class Sweep:
     device: str = "cpu"
     axes: tuple[str, str] = ("w", "b")
     extra: dict[str, Any] = field(default_factory=dict)  # model: in_plane, grad_norms, …
+    # Which rates have their paths yet (None: all): the first answer holds the slider's
+    # rate only, the rest follow from the worker while the learner already looks.
+    computed: np.ndarray | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Every rate's path is computed."""
+        return self.computed is None or bool(self.computed.all())
+
+    def has_rate(self, index: int) -> bool:
+        """The path for slider position `index` is computed."""
+        return self.computed is None or bool(self.computed[index])
 
     @property
     def captions(self) -> list[Caption]:
@@ -89,8 +103,31 @@ def compute_sweep(
     reuse: Sweep | None = None,
 ) -> Sweep:
     """Paths of a built-in function for every slider position and optimizer, the surface and
-    its contours. Runs off the GUI thread; reuses what `reuse` already has for the same
-    function, start and step count (ticking one more optimizer computes only that one)."""
+    its contours (the last of `sweep_stages`)."""
+    *_, last = sweep_stages(function, optimizers, start, steps, reuse)
+    return last
+
+
+def _rate_order(count: int, first: int | None) -> list[list[int]]:
+    # The slider's own rate first (what the learner sees at once), then the rest in chunks.
+    rest = [i for i in range(count) if i != first]
+    head = [[first]] if first is not None else []
+    return head + [rest[i : i + CHUNK] for i in range(0, len(rest), CHUNK)]
+
+
+def sweep_stages(
+    function: str,
+    optimizers: list[str],
+    start: tuple[float, float],
+    steps: int,
+    reuse: Sweep | None = None,
+    first_rate: float | None = None,
+) -> Iterator[Sweep]:
+    """Sweeps of a built-in function, each more complete than the last: the surface, then
+    the path at `first_rate`, the contours, then the other rates chunk by chunk. Runs off
+    the GUI thread; reuses what `reuse` already has for the same function, start and step
+    count (ticking one more optimizer computes only that one). Each yielded Sweep owns its
+    arrays (the GUI thread reads one while the worker fills the next)."""
     from autograd_viz.core.descent.paths import (
         FUNCTIONS,
         learning_rate_grid,
@@ -104,21 +141,70 @@ def compute_sweep(
     same_surface = reuse is not None and reuse.key[:2] == key[:2]
     same_paths = same_surface and reuse.key[3:] == key[3:]
     rates = reuse.rates if same_paths else learning_rate_grid(count=RATE_COUNT)
-    runs = {}
-    for name in optimizers:
-        if same_paths and name in reuse.runs:
-            runs[name] = reuse.runs[name]
-            continue
-        run = sweep_optimizer(spec.fn, start, rates, steps, name, spec.minimum)
-        runs[name] = Run(name, run.paths.numpy(), run.grads.numpy(), run.captions)
     if same_surface:
         ws, bs, grid, contours = reuse.ws, reuse.bs, reuse.grid, reuse.contours
     else:
         ws, bs, grid = (t.numpy() for t in surface(spec.fn, spec.extent, RESOLUTION))
-        contours = contour_lines(ws, bs, grid)
+        contours = []
     # The saddle's thresholds come from the start point: recompute when it moves.
     thresholds = learning_rate_thresholds(spec.fn, spec.minimum, start)
-    return Sweep(key, "function", rates, runs, ws, bs, grid, contours, spec.minimum, thresholds)
+    runs: dict[str, Run] = {}
+    todo = []
+    for name in optimizers:
+        if same_paths and name in reuse.runs and None not in reuse.runs[name].captions:
+            runs[name] = reuse.runs[name]
+        else:
+            todo.append(name)
+            empty = np.full((len(rates), steps + 1, 3), np.nan)
+            runs[name] = Run(
+                name, empty, np.full((len(rates), steps + 1, 2), np.nan), [None] * len(rates)
+            )
+    computed = np.zeros(len(rates), dtype=bool) if todo else None
+
+    def snapshot() -> Sweep:
+        copies = {
+            name: Run(name, run.paths.copy(), run.grads.copy(), list(run.captions))
+            if name in todo
+            else run
+            for name, run in runs.items()
+        }
+        done = None if computed is None or computed.all() else computed.copy()
+        return Sweep(
+            key,
+            "function",
+            rates,
+            copies,
+            ws,
+            bs,
+            grid,
+            contours,
+            spec.minimum,
+            thresholds,
+            computed=done,
+        )
+
+    first = None
+    if todo and first_rate is not None:
+        first = min(range(len(rates)), key=lambda i: abs(rates[i] - first_rate))
+    if not same_surface:
+        yield snapshot()  # the heatmap before any path: it takes a millisecond
+    for number, chunk in enumerate(_rate_order(len(rates), first) if todo else []):
+        chunk_rates = [rates[i] for i in chunk]
+        for name in todo:
+            run = sweep_optimizer(spec.fn, start, chunk_rates, steps, name, spec.minimum)
+            runs[name].paths[chunk] = run.paths.numpy()
+            runs[name].grads[chunk] = run.grads.numpy()
+            for i, caption in zip(chunk, run.captions, strict=True):
+                runs[name].captions[i] = caption
+        computed[chunk] = True
+        if number == 0 and not same_surface:
+            contours = contour_lines(ws, bs, grid)  # 0.3 s: after the first path
+        if not computed.all():
+            yield snapshot()
+    if not same_surface and not contours:
+        contours = contour_lines(ws, bs, grid)
+    computed = None
+    yield snapshot()
 
 
 def _array(values: Any) -> np.ndarray:
@@ -189,4 +275,41 @@ def landscape_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
             "parameters": result["parameters"],
             "zeroed": result["directions"]["zeroed"],
         },
+    )
+
+
+MARGIN = 0.15  # of the framed span, on each side
+
+
+def view_of(sweep: Sweep, start: tuple[float, float]) -> tuple[tuple[float, float], ...]:
+    """The (w range, b range) to show: a built-in function's designed extent; for the user's
+    own surface the start, the lowest point found and the paths that do not run away, with a
+    margin, inside the computed surface (a ±60 window made every path a dot)."""
+    extent = ((float(sweep.ws[0]), float(sweep.ws[-1])), (float(sweep.bs[0]), float(sweep.bs[-1])))
+    if sweep.key[0] != "user":
+        return extent
+    points = [np.asarray(start, dtype=float)[None]]
+    if np.isfinite(sweep.grid).any():
+        row, col = np.unravel_index(
+            np.nanargmin(np.where(np.isfinite(sweep.grid), sweep.grid, np.nan)), sweep.grid.shape
+        )
+        points.append(np.array([[sweep.ws[col], sweep.bs[row]]]))
+    for run in sweep.runs.values():
+        for index, caption in enumerate(run.captions):
+            if caption is not None and caption.kind != "diverges":
+                points.append(run.paths[index, :, :2])
+    kept = np.concatenate(points)
+    (w0, w1), (b0, b1) = extent
+    inside = np.isfinite(kept).all(axis=1)
+    inside &= (kept[:, 0] >= w0) & (kept[:, 0] <= w1) & (kept[:, 1] >= b0) & (kept[:, 1] <= b1)
+    kept = kept[inside]
+    if kept.size == 0:
+        return extent
+    low, high = kept.min(axis=0), kept.max(axis=0)
+    # Never narrower than a twentieth of the surface: a path that stays put is still framed.
+    span = np.maximum(high - low, 0.05 * max(w1 - w0, b1 - b0)) * (1 + 2 * MARGIN)
+    centre = (low + high) / 2
+    return (
+        (max(w0, centre[0] - span[0] / 2), min(w1, centre[0] + span[0] / 2)),
+        (max(b0, centre[1] - span[1] / 2), min(b1, centre[1] + span[1] / 2)),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -15,12 +16,20 @@ if TYPE_CHECKING:
 
 TICK = 5  # pixels of tick line below the slider
 ROWS = 3  # label rows at most
+MIN_CHARS = 4  # an elided label keeps at least this many letters, or the labels stagger
 LOOKS = {
     "one step": QColor("#15803d"),
     "bounces": QColor("#b45309"),
     "diverges": QColor("#b91c1c"),
+    "band": QColor(220, 38, 38, 45),
 }
-BAND = QColor(220, 38, 38, 45)
+# On a dark window the light theme's dark red is barely readable: lighter tones there.
+DARK_LOOKS = {
+    "one step": QColor("#4ade80"),
+    "bounces": QColor("#fbbf24"),
+    "diverges": QColor("#f87171"),
+    "band": QColor(248, 113, 113, 70),
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,19 @@ class RateTicks(QWidget):
         font.setPointSizeF(max(6.5, font.pointSizeF() * 0.8))
         self.setFont(font)
         self._rows = 1
+        self._looks = LOOKS
+        self._layout_key: tuple | None = None
+        self._layout: list[tuple[str, str, QRectF]] = []
         self.setFixedHeight(self._height(1))
+
+    def set_dark(self, dark: bool) -> None:
+        """Colours readable on the window's theme."""
+        self._looks = DARK_LOOKS if dark else LOOKS
+        self.update()
+
+    def colour(self, label: str) -> QColor:
+        """The colour a label ("one step", "bounces", "diverges") is drawn in."""
+        return self._looks[label]
 
     def _height(self, rows: int) -> int:
         return TICK + 2 + math.ceil(rows * QFontMetricsF(self.font()).height())
@@ -108,47 +129,104 @@ class RateTicks(QWidget):
 
     def label_rects(self) -> list[tuple[str, QRectF]]:
         """Each label and where it is drawn: no two overlap, all inside the widget."""
+        return [(label, rect) for label, _, rect in self.shown_labels()]
+
+    def shown_labels(self) -> list[tuple[str, str, QRectF]]:
+        """Each label, its text as drawn and its rect: each centred on, ending at or starting
+        at its tick (the band for "diverges"), whole in one row, else whole in two, else
+        elided to no fewer than MIN_CHARS letters in one row; never overlapping."""
+        key = (self.width(), self._groove(), tuple(self.marks), self.diverges_from)
+        if self._layout_key != key:
+            self._layout_key, self._layout = key, self._lay_out()
+        return self._layout
+
+    def _anchors(self) -> list[tuple[str, float, float]]:
+        # (label, from x, to x): a tick is a point, the diverging band a stretch.
+        spans = [(m.label, self.x_of(m.rate), self.x_of(m.rate)) for m in self.marks]
+        if self.diverges_from is not None:
+            spans.append(("diverges", self.x_of(self.diverges_from), self.x_of(self.rates[-1])))
+        return sorted(spans, key=lambda span: span[1])
+
+    def _lay_out(self) -> list[tuple[str, str, QRectF]]:
+        # Whole labels in one row; else whole labels in two rows (a tick's label under its
+        # neighbour's, never three deep); else one row elided; else the plain stagger.
         metrics = QFontMetricsF(self.font())
         line = metrics.height()
-        items = [(self.x_of(m.rate), m.label) for m in self.marks]
-        if self.diverges_from is not None:
-            start = self.x_of(self.diverges_from)
-            end = self.x_of(self.rates[-1])
-            items.append(((start + end) / 2, "diverges"))
-        # Labels are centred on their tick, or end or start there; try each preference
-        # and keep the layout with the fewest rows (ticks close together share one).
-        layouts = [
-            self._place(items, metrics, line, prefer)
-            for prefer in ((0, 1, 2), (1, 0, 2), (2, 0, 1))
+        anchors = self._anchors()
+        full = [a[0] for a in anchors]
+        for rows in ((0,) * len(anchors), None):
+            found = self._best(anchors, full, metrics, line, rows)
+            if found is not None:
+                return found
+        texts = [  # each label's elided forms, longest first
+            [label[:k].rstrip() + "…" for k in range(len(label) - 1, MIN_CHARS - 1, -1)]
+            for label in full
         ]
-        return min(
-            layouts,
-            key=lambda placed: (-len(placed), max((r.bottom() for _, r in placed), default=0)),
-        )
+        for cut in range(1, max((len(t) for t in texts), default=0) + 1):
+            for choice in itertools.product(*(range(min(cut, len(t))) for t in texts)):
+                if max(choice, default=0) != cut - 1:
+                    continue  # tried at a smaller cut
+                shown = [texts[i][c] for i, c in enumerate(choice)]
+                found = self._best(anchors, shown, metrics, line, (0,) * len(anchors))
+                if found is not None:
+                    return found
+        return self._staggered([((a[1] + a[2]) / 2, a[0]) for a in anchors], metrics, line)
 
-    def _place(
-        self, items: list[tuple[float, str]], metrics: QFontMetricsF, line: float, prefer: tuple
-    ) -> list[tuple[str, QRectF]]:
-        placed: list[tuple[str, QRectF]] = []
+    def _best(
+        self, anchors: list, shown: list[str], metrics: QFontMetricsF, line: float, rows
+    ) -> list[tuple[str, str, QRectF]] | None:
+        # The layout of these texts that moves the labels least off their anchors.
         width = float(self.width())
-        for x, text in items:
-            w = metrics.horizontalAdvance(text) + 4
-            lefts = (x - w / 2, x - w + 2, x - 2)  # centred, ending at x, starting at x
-            spot = None
-            # The band's label stays under the band when it can.
-            order = (0, 2, 1) if text == "diverges" else prefer
+        sizes = [metrics.horizontalAdvance(t) + 4 for t in shown]
+        row_choices = [rows] if rows is not None else itertools.product((0, 1), repeat=len(shown))
+        best, best_moved = None, math.inf
+        for row_of in row_choices:
+            for aligns in itertools.product(range(3), repeat=len(anchors)):
+                rects = self._row(anchors, sizes, aligns, row_of, width, line)
+                if rects is None:
+                    continue
+                moved = sum(
+                    abs(r.center().x() - (a[1] + a[2]) / 2)
+                    for r, a in zip(rects, anchors, strict=True)
+                )
+                if moved < best_moved:
+                    best, best_moved = rects, moved
+        if best is None:
+            return None
+        return [(a[0], t, r) for a, t, r in zip(anchors, shown, best, strict=True)]
+
+    @staticmethod
+    def _row(
+        anchors: list, sizes: list[float], aligns: tuple, rows: tuple, width: float, line: float
+    ) -> list[QRectF] | None:
+        # Centred on, ending at, or starting at the anchor; inside the widget; touching the
+        # anchor; none overlapping another of its row. None when that cannot be.
+        rects: list[QRectF] = []
+        for (_, start, end), size, align, row in zip(anchors, sizes, aligns, rows, strict=True):
+            left = ((start + end) / 2 - size / 2, end - size + 2, start - 2)[align]
+            left = min(max(0.0, left), width - size)
+            if left < 0 or left > end + 1 or left + size < start - 1:
+                return None
+            rect = QRectF(left, TICK + 1 + row * line, size, line)
+            if any(rect.intersects(r) for r in rects):
+                return None
+            rects.append(rect)
+        return rects
+
+    def _staggered(
+        self, items: list[tuple[float, str]], metrics: QFontMetricsF, line: float
+    ) -> list[tuple[str, str, QRectF]]:
+        # Too crowded to elide: whole labels, each in the first row where it is free.
+        placed: list[tuple[str, str, QRectF]] = []
+        width = float(self.width())
+        for x, label in items:
+            w = metrics.horizontalAdvance(label) + 4
+            left = min(max(0.0, x - w / 2), max(0.0, width - w))
             for row in range(ROWS):
-                top = TICK + 1 + row * line
-                for choice in order:
-                    left = min(max(0.0, lefts[choice]), max(0.0, width - w))
-                    rect = QRectF(left, top, w, line)
-                    if not any(rect.intersects(r) for _, r in placed):
-                        spot = rect
-                        break
-                if spot is not None:
+                rect = QRectF(left, TICK + 1 + row * line, w, line)
+                if not any(rect.intersects(r) for _, _, r in placed):
+                    placed.append((label, label, rect))
                     break
-            if spot is not None:  # nowhere free: the tooltip still says it
-                placed.append((text, spot))
         return placed
 
     def _relayout(self) -> None:
@@ -173,12 +251,12 @@ class RateTicks(QWidget):
         if self.diverges_from is not None:
             start = self.x_of(self.diverges_from)
             end = self.x_of(self.rates[-1])
-            painter.fillRect(QRectF(start, 0, end - start, TICK), BAND)
+            painter.fillRect(QRectF(start, 0, end - start, TICK), self._looks["band"])
         for mark in self.marks:
             x = self.x_of(mark.rate)
-            painter.setPen(QPen(LOOKS[mark.label], 2))
+            painter.setPen(QPen(self._looks[mark.label], 2))
             painter.drawLine(QPoint(round(x), 0), QPoint(round(x), TICK))
-        for text, rect in self.label_rects():
-            painter.setPen(LOOKS[text])
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+        for label, shown, rect in self.shown_labels():
+            painter.setPen(self._looks[label])
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, shown)
         painter.end()

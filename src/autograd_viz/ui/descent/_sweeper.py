@@ -12,9 +12,9 @@ from PySide6.QtCore import QObject, Signal
 
 from autograd_viz.ui.descent._descent_sweep import (
     Sweep,
-    compute_sweep,
     landscape_from_kernel,
     sweep_from_kernel,
+    sweep_stages,
 )
 
 if TYPE_CHECKING:
@@ -52,12 +52,29 @@ class Sweeper(QObject):
         threading.Thread(target=run, name="descent-sweep", daemon=True).start()
 
     def builtin(
-        self, function: str, optimizers: list[str], start: tuple, steps: int, reuse: Sweep | None
+        self,
+        function: str,
+        optimizers: list[str],
+        start: tuple,
+        steps: int,
+        reuse: Sweep | None,
+        first_rate: float | None = None,
     ) -> None:
-        """Paths of a built-in function for every learning rate, computed here."""
+        """Paths of a built-in function for every learning rate, computed here: `ready`
+        comes once per stage (surface, `first_rate`'s path, each chunk of rates)."""
         generation = self._next()
-        args = (function, list(optimizers), start, steps, reuse)
-        self._in_thread(generation, lambda: compute_sweep(*args))
+        stages = sweep_stages(function, list(optimizers), start, steps, reuse, first_rate)
+
+        def run() -> None:
+            try:
+                for sweep in stages:
+                    if generation != self.generation:
+                        return  # superseded: stop computing rates nobody will see
+                    self._done.emit(generation, sweep)
+            except Exception as exc:  # shown in the pane, never lost in a thread
+                self._done.emit(generation, exc)
+
+        threading.Thread(target=run, name="descent-sweep", daemon=True).start()
 
     def user_function(
         self, optimizers: list[str], start: tuple, steps: int, bounds: list | None

@@ -5,8 +5,8 @@ computed in the kernel, where the user's code ran."""
 
 from __future__ import annotations
 
-import html
 import math
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,8 +17,11 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
+    QGraphicsItem,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QVBoxLayout,
@@ -28,7 +31,9 @@ from PySide6.QtWidgets import (
 from autograd_viz.ui._plot_theme import DARK_PLOT, LIGHT_PLOT, style_plot
 from autograd_viz.ui._step_buttons import StepControls
 from autograd_viz.ui.descent._descent_paths import LOOKS, PathLayers
-from autograd_viz.ui.descent._descent_sweep import RATE_COUNT, Sweep, shown_surface
+from autograd_viz.ui.descent._descent_readout import caption_line, legend_corner, readout_lines
+from autograd_viz.ui.descent._descent_sweep import RATE_COUNT, Sweep, shown_surface, view_of
+from autograd_viz.ui.descent._rate_box import RateBox
 from autograd_viz.ui.descent._rate_ticks import RateTicks
 from autograd_viz.ui.descent._sweeper import Sweeper
 
@@ -36,6 +41,8 @@ if TYPE_CHECKING:
     from autograd_viz.session import KernelSession
 
 USER, MODEL = "user", "model"  # the function choices computed in the kernel
+LOSS_PLOT_HEIGHT = 170
+WORDS_HEIGHT = 64  # the captions' and readouts' scroll area at its smallest
 LANDSCAPE_DELAY_MS = 300  # a model's path is recomputed in the kernel once the slider rests
 HELP = {
     USER: "Runs your editor's <code>def loss(w, b): …</code> in the kernel, on its device: "
@@ -66,7 +73,9 @@ class DescentPane(QWidget):
         self._functions = FUNCTIONS
         self._rates = learning_rate_grid(count=RATE_COUNT)
         self.session = session
-        self.sweep: Sweep | None = None
+        self._drawn: Sweep | None = None  # what is drawn: maybe only some rates yet
+        self._asked = 0.0  # when the kernel was asked (its progress says for how long)
+        self._drew_far = False  # the drawn path reached far outside the view
         self.start = FUNCTIONS["bowl"].start
         self.caption_texts: dict[str, str] = {}
         self.caption_kinds: dict[str, str] = {}
@@ -90,8 +99,7 @@ class DescentPane(QWidget):
         self.rate_slider = QSlider(Qt.Orientation.Horizontal)
         self.rate_slider.setRange(0, len(self._rates) - 1)
         self.rate_ticks = RateTicks(self.rate_slider)
-        self.rate_box = QDoubleSpinBox()
-        self.rate_box.setDecimals(4)
+        self.rate_box = RateBox()
         self.rate_box.setRange(0.001, 2.0)
         self.rate_box.setSingleStep(0.01)
         self.steps = QSpinBox()
@@ -122,6 +130,9 @@ class DescentPane(QWidget):
         self._landscape_timer.setSingleShot(True)
         self._landscape_timer.setInterval(LANDSCAPE_DELAY_MS)
         self._landscape_timer.timeout.connect(self.recompute)
+        self._waiting = QTimer(self)  # the kernel computes: say for how long, every second
+        self._waiting.setInterval(1000)
+        self._waiting.timeout.connect(self._say_waiting)
         self._build_plots()
         self._build_layout()
         self.function.currentIndexChanged.connect(self._function_changed)
@@ -130,6 +141,9 @@ class DescentPane(QWidget):
         self.steps.valueChanged.connect(self.recompute)
         self.span.valueChanged.connect(self.recompute)
         self.rate_slider.valueChanged.connect(self._rate_slider_moved)
+        # A drag can leave pixels of a far-reaching path behind (its old bounds were huge):
+        # once the handle is let go the whole plot repaints, from the final rate's data.
+        self.rate_slider.sliderReleased.connect(self._repaint_surface)
         self.rate_box.editingFinished.connect(self._rate_typed)
         self.step_slider.valueChanged.connect(self._draw_path)
         if session is not None:
@@ -144,6 +158,14 @@ class DescentPane(QWidget):
         self.surface_plot.setMinimumWidth(360)
         self.surface_plot.setLabel("bottom", "w")
         self.surface_plot.setLabel("left", "b")
+        # w and b in the same units: a round bowl is round, at any window size.
+        self.surface_plot.setAspectLocked(True, ratio=1.0)
+        # Before the first answer the axes already show the function's own window: an empty
+        # plot's autoscale read "w (x0.001)" over ±500.
+        (w0, w1), (b0, b1) = self._functions["bowl"].extent
+        for name in ("bottom", "left"):
+            self.surface_plot.getAxis(name).enableAutoSIPrefix(False)
+        self.surface_plot.getViewBox().setRange(xRange=(w0, w1), yRange=(b0, b1), padding=0)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.surface_plot.addItem(self.image)
         self.colour_bar = pg.ColorBarItem(
@@ -160,6 +182,7 @@ class DescentPane(QWidget):
         self.loss_plot = pg.PlotWidget(background="#ffffff")
         self.loss_plot.setLabel("bottom", "step")
         self.loss_plot.setLabel("left", "loss")
+        self.loss_plot.setMinimumHeight(LOSS_PLOT_HEIGHT)  # a 60 px chart read as nothing
         self.loss_plot.setLogMode(y=True)
         self.loss_plot.getAxis("left").setStyle(maxTextLevel=0)  # label decades only
         self.paths = PathLayers(self.surface_plot, self.loss_plot, LOOKS)
@@ -189,9 +212,22 @@ class DescentPane(QWidget):
         side.addLayout(form)
         side.addWidget(self.help)
         side.addWidget(self.message)
-        side.addWidget(self.caption)
-        side.addWidget(self.readout)
-        side.addWidget(self.loss_plot, 1)
+        # Three optimizers' captions and readouts wrap to a dozen lines: in a small window
+        # they scroll, and the loss chart keeps its height instead of being pushed out.
+        words = QWidget()
+        column = QVBoxLayout(words)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.caption)
+        column.addWidget(self.readout)
+        column.addStretch(1)
+        self.words = QScrollArea()
+        self.words.setWidget(words)
+        self.words.setWidgetResizable(True)
+        self.words.setFrameShape(QFrame.Shape.NoFrame)
+        self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.words.setMinimumHeight(WORDS_HEIGHT)
+        side.addWidget(self.words, 1)
+        side.addWidget(self.loss_plot, 2)
         row = QHBoxLayout(self)
         row.addWidget(self.surface_plot, 3)
         row.addLayout(side, 2)
@@ -205,6 +241,11 @@ class DescentPane(QWidget):
         self.help.setVisible(source in HELP)
 
     # ---- inputs ----------------------------------------------------------------
+    @property
+    def sweep(self) -> Sweep | None:
+        """The sweep once every rate's path is computed (None while computing or failed)."""
+        return self._drawn if self._drawn is not None and self._drawn.complete else None
+
     @property
     def learning_rate(self) -> float:
         """The learning rate the slider shows."""
@@ -229,6 +270,13 @@ class DescentPane(QWidget):
         axis.setPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
         axis.setTextPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
         self.help.setStyleSheet(f"color: {'#a3a3a3' if dark else '#475569'};")
+        self.message.setStyleSheet(f"color: {'#f87171' if dark else '#b91c1c'}; font-weight: 600;")
+        self.rate_ticks.set_dark(dark)
+        # The legend box followed no theme: a white box on the dark plot.
+        legend = self.paths.legend
+        legend.setBrush(pg.mkBrush(23, 23, 23, 215) if dark else pg.mkBrush(255, 255, 255, 215))
+        legend.setPen(pg.mkPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1]))
+        legend.setLabelTextColor(DARK_PLOT[1] if dark else "#0f172a")
 
     def set_learning_rate(self, rate: float) -> None:
         """Move the slider to the position nearest `rate`."""
@@ -263,7 +311,7 @@ class DescentPane(QWidget):
         self.rate_box.setValue(self.learning_rate)
         self.rate_box.blockSignals(False)
         if self.function.currentData() == MODEL:
-            if self.sweep is None or self.sweep.rates != [self.learning_rate]:
+            if self._drawn is None or self._drawn.rates != [self.learning_rate]:
                 self._landscape_timer.start()  # its path is computed at one rate, in the kernel
             return
         self.step_slider.setValue(self.step_slider.maximum())
@@ -292,8 +340,8 @@ class DescentPane(QWidget):
 
     def _surface_clicked(self, event) -> None:
         if (
-            self.sweep is None
-            or self.sweep.kind == "model"
+            self._drawn is None
+            or self._drawn.kind == "model"
             or event.button() != Qt.MouseButton.LeftButton
         ):
             return
@@ -304,26 +352,38 @@ class DescentPane(QWidget):
 
     # ---- computing (off the GUI thread, or in the kernel) -----------------------
     def recompute(self) -> None:
-        """Start computing paths for every learning rate; the pane redraws when ready."""
+        """Start computing paths for every learning rate; the pane redraws as they come."""
         self._landscape_timer.stop()
         source, steps = self.function.currentData(), self.steps.value()
         self._keep_view, keep_view = False, self._keep_view
         self._stale = False
+        self._waiting.stop()
         self.caption.setText("Computing the paths…")
+        drawn = self._drawn
+        if source in (USER, MODEL):
+            self._asked = time.monotonic()
+            self._waiting.start()
         if source == MODEL:
             self.caption.setText("Computing the landscape in the kernel…")
             self.sweeper.model(self.learning_rate, steps, self.span.value())
         elif source == USER:
             self.caption.setText("Computing the paths in the kernel…")
-            same = keep_view and self.sweep is not None and self.sweep.key[0] == USER
-            bounds = [list(self.sweep.ws[[0, -1]]), list(self.sweep.bs[[0, -1]])] if same else None
+            same = keep_view and drawn is not None and drawn.key[0] == USER
+            bounds = [list(drawn.ws[[0, -1]]), list(drawn.bs[[0, -1]])] if same else None
             self.sweeper.user_function(self.optimizers, self.start, steps, bounds)
         else:
             reuse = self.sweep if self.sweep is not None and self.sweep.kind == "function" else None
-            self.sweeper.builtin(source, self.optimizers, self.start, steps, reuse)
+            self.sweeper.builtin(
+                source, self.optimizers, self.start, steps, reuse, self.learning_rate
+            )
+
+    def _say_waiting(self) -> None:
+        seconds = time.monotonic() - self._asked
+        self.caption.setText(f"Computing in the kernel… {seconds:.0f} s")
 
     def _on_failed(self, message: str, details: str) -> None:
-        self.sweep = None
+        self._waiting.stop()
+        self._drawn = None
         self.image.clear()
         for item in self.contour_items:
             self.surface_plot.removeItem(item)
@@ -338,14 +398,47 @@ class DescentPane(QWidget):
         self.sweep_failed.emit(message)
 
     def _on_sweep(self, sweep: Sweep) -> None:
-        self.sweep = sweep
+        self._waiting.stop()
+        drawn, self._drawn = self._drawn, sweep
         self.message.hide()
         self.message.setText("")
+        if drawn is None or drawn.grid is not sweep.grid or drawn.key[:2] != sweep.key[:2]:
+            self._draw_surface(sweep)
+        if drawn is None or drawn.contours is not sweep.contours:
+            self._draw_contours(sweep)
+        self.rate_ticks.set_thresholds(self._rates, sweep.thresholds)
+        if drawn is None or list(drawn.runs) != list(sweep.runs) or drawn.key != sweep.key:
+            self.paths.show(list(sweep.runs))
+            self.paths.frame(sweep)
+            longest = max(run.paths.shape[1] for run in sweep.runs.values())
+            self.step_slider.blockSignals(True)
+            self.step_slider.setRange(0, longest - 1)
+            self.step_slider.setValue(longest - 1)
+            self.step_slider.blockSignals(False)
+        elif sweep.complete:
+            self.paths.frame(sweep)  # the loss range covers every rate once all are in
+        self._place_legend()
+        self._draw_path()
+        self._repaint_surface()
+        if sweep.complete:
+            self.sweep_ready.emit()
+
+    def _draw_surface(self, sweep: Sweep) -> None:
         shown = shown_surface(sweep.grid)
         self.image.setImage(shown, autoLevels=False, levels=self._levels(shown))
         w0, w1, b0, b1 = sweep.ws[0], sweep.ws[-1], sweep.bs[0], sweep.bs[-1]
         self.image.setRect(pg.QtCore.QRectF(w0, b0, w1 - w0, b1 - b0))
         self.colour_bar.setLevels(self._levels(shown))
+        if sweep.minimum is not None:
+            self.minimum_item.setData([sweep.minimum[0]], [sweep.minimum[1]])
+        else:
+            self.minimum_item.clear()
+        self.surface_plot.setLabel("bottom", sweep.axes[0])
+        self.surface_plot.setLabel("left", sweep.axes[1])
+        (x0, x1), (y0, y1) = view_of(sweep, self.start)
+        self.surface_plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
+
+    def _draw_contours(self, sweep: Sweep) -> None:
         for item in self.contour_items:
             self.surface_plot.removeItem(item)
         self.contour_items = [
@@ -354,21 +447,28 @@ class DescentPane(QWidget):
             )
             for c in sweep.contours
         ]
-        if sweep.minimum is not None:
-            self.minimum_item.setData([sweep.minimum[0]], [sweep.minimum[1]])
-        else:
-            self.minimum_item.clear()
-        self.surface_plot.setLabel("bottom", sweep.axes[0])
-        self.surface_plot.setLabel("left", sweep.axes[1])
-        self.surface_plot.getViewBox().setRange(xRange=(w0, w1), yRange=(b0, b1), padding=0)
-        self.rate_ticks.set_thresholds(self._rates, sweep.thresholds)
-        self.paths.show(list(sweep.runs))
-        self.paths.frame(sweep)
-        longest = max(run.paths.shape[1] for run in sweep.runs.values())
-        self.step_slider.setRange(0, longest - 1)
-        self.step_slider.setValue(longest - 1)
-        self._draw_path()
-        self.sweep_ready.emit()
+        for item in self.contour_items:  # still while the slider moves: drawn once
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def _place_legend(self) -> None:
+        if self._drawn is None or not self.paths.legend.isVisible():
+            return
+        (x0, x1), (y0, y1) = self.surface_plot.getViewBox().viewRange()
+        corner = legend_corner(self._drawn, self._rate_index(), (x0, x1, y0, y1))
+        right, bottom = corner % 2, corner // 2
+        spot = (right, bottom)
+        self.paths.legend.anchor(spot, spot, offset=(-8 if right else 8, -8 if bottom else 8))
+
+    def _reaches_far(self, sweep: Sweep, index: int) -> bool:
+        (x0, x1), (y0, y1) = self.surface_plot.getViewBox().viewRange()
+        span = max(x1 - x0, y1 - y0)
+        points = np.concatenate([run.paths[index, :, :2] for run in sweep.runs.values()])
+        points = points[np.isfinite(points).all(axis=1)]
+        centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+        return bool(points.size) and float(np.abs(points - centre).max()) > 10 * span
+
+    def _repaint_surface(self) -> None:
+        self.surface_plot.viewport().update()
 
     @staticmethod
     def _levels(shown: np.ndarray) -> tuple[float, float]:
@@ -378,13 +478,14 @@ class DescentPane(QWidget):
     # ---- drawing (a slider tick only does this) --------------------------------
     def _rate_index(self) -> int:
         # A model's sweep holds one rate (the slider's, computed in the kernel).
-        return 0 if self.sweep is None or len(self.sweep.rates) == 1 else self.rate_slider.value()
+        drawn = self._drawn
+        return 0 if drawn is None or len(drawn.rates) == 1 else self.rate_slider.value()
 
     def current_path(self, optimizer: str | None = None) -> np.ndarray | None:
         """The path for the slider's learning rate: (steps + 1, 3) of w, b, loss."""
-        if self.sweep is None:
+        if self._drawn is None or not self._drawn.has_rate(self._rate_index()):
             return None
-        run = self.sweep.runs[optimizer or next(iter(self.sweep.runs))]
+        run = self._drawn.runs[optimizer or next(iter(self._drawn.runs))]
         return run.paths[self._rate_index()]
 
     def path_data(self, optimizer: str = "sgd") -> tuple[np.ndarray, np.ndarray]:
@@ -397,37 +498,38 @@ class DescentPane(QWidget):
         return next(iter(self.caption_kinds.values()), None)
 
     def _draw_path(self) -> None:
-        sweep = self.sweep
+        sweep = self._drawn
         if sweep is None:
             return
         index, step = self._rate_index(), self.step_slider.value()
-        self.paths.draw(sweep, index, step)
-        lines, readouts = [], []
         self.caption_texts, self.caption_kinds = {}, {}
+        if not sweep.has_rate(index):
+            self.paths.clear()  # never another rate's path under this rate's caption
+            done = int(sweep.computed.sum())
+            self.caption.setText(
+                f"Computing the path at lr = {self.rate_box.text()}… "
+                f"({done} of {len(sweep.rates)} learning rates in)"
+            )
+            self.readout.setText("")
+            return
+        self.paths.draw(sweep, index, step)
+        far = self._reaches_far(sweep, index)
+        if far != self._drew_far:
+            # Going to or from a path far outside the view, Qt's update of the item's own
+            # region missed pixels (the old line stayed on screen): repaint the whole plot.
+            # Only at the change: every tick of a far path would cost 9 ms more.
+            self._repaint_surface()
+        self._drew_far = far
+        lines = []
         for name, run in sweep.runs.items():
             colour, _, title = LOOKS[name]
             caption = run.captions[index]
             self.caption_texts[name] = caption.text
             self.caption_kinds[name] = caption.kind
-            lines.append(
-                f'<span style="color:{colour}">■</span> <b>{title}</b>: {html.escape(caption.text)}'
-            )
-            path = run.paths[index]
-            at = min(step, len(path) - 1)
-            w, b, loss = path[at]
-            if run.grads is not None:
-                dw, db = run.grads[index, at]
-                readouts.append(
-                    f"{title} step {at}: w = {w:.4g}, b = {b:.4g}, loss = {loss:.4g}; "
-                    f"∂L/∂w = {dw:.4g}, ∂L/∂b = {db:.4g}"
-                )
-            else:
-                extra = sweep.extra
-                readouts.append(
-                    f"step {at}: α = {w:.4g}, β = {b:.4g}, the model's loss = {loss:.4g}, "
-                    f"‖∇L‖ = {extra['grad_norms'][at]:.4g}; the plane holds "
-                    f"{100 * extra['in_plane'][at]:.0f}% of the way from θ "
-                    f"({extra['parameters']} parameters, {sweep.device})"
-                )
+            lines.append(caption_line(colour, title, caption.text))
+        if not sweep.complete:
+            done = int(sweep.computed.sum())
+            lines.append(f"<i>computing the other rates… {done} of {len(sweep.rates)}</i>")
         self.caption.setText("<br>".join(lines))
-        self.readout.setText("\n".join(readouts))
+        titles = {name: LOOKS[name][2] for name in sweep.runs}
+        self.readout.setText("\n".join(readout_lines(sweep, index, step, titles)))
