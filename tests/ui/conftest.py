@@ -34,3 +34,16 @@ def running_window(qtbot):
     qtbot.waitUntil(lambda: win.session.state is KernelState.IDLE, timeout=60_000)
     yield win
     win.close()
+
+
+@pytest.fixture
+def descent_pane(qtbot):
+    """A descent pane, shown at 1100×650, its first sweep computed."""
+    from autograd_viz.ui.descent.descent_pane import DescentPane
+
+    widget = DescentPane()
+    widget.resize(1100, 650)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitUntil(lambda: widget.sweep is not None, timeout=60_000)
+    return widget

@@ -17,16 +17,6 @@ from autograd_viz.ui.descent._descent_sweep import Run, Sweep, sweep_stages, vie
 from autograd_viz.ui.descent.descent_pane import DescentPane
 
 
-@pytest.fixture
-def pane(qtbot) -> DescentPane:
-    widget = DescentPane()
-    widget.resize(1100, 650)
-    qtbot.addWidget(widget)
-    widget.show()
-    qtbot.waitUntil(lambda: widget.sweep is not None, timeout=60_000)
-    return widget
-
-
 def _handle_centre(slider) -> QPoint:
     option = QStyleOptionSlider()
     slider.initStyleOption(option)
@@ -39,9 +29,9 @@ def _handle_centre(slider) -> QPoint:
     )
 
 
-def _drawn_matches_row(pane: DescentPane) -> None:
-    xs, ys = pane.path_data("sgd")
-    row = pane.sweep.runs["sgd"].paths[pane.rate_slider.value()]
+def _drawn_matches_row(descent_pane: DescentPane) -> None:
+    xs, ys = descent_pane.path_data("sgd")
+    row = descent_pane.sweep.runs["sgd"].paths[descent_pane.rate_slider.value()]
     finite = np.isfinite(row[:, :2]).all(axis=1)
     # What the line holds is this rate's row, point for point (its first points at least:
     # a path that runs away may be cut where it leaves the view).
@@ -49,15 +39,17 @@ def _drawn_matches_row(pane: DescentPane) -> None:
     np.testing.assert_array_equal(np.column_stack([xs, ys]), row[finite, :2][: len(xs)])
 
 
-def test_fast_drag_leaves_exactly_the_final_rates_path(pane, qtbot) -> None:
-    slider = pane.rate_slider
-    pane.set_learning_rate(2.0)
-    assert pane.caption_kind == "diverges"
+def test_fast_drag_leaves_exactly_the_final_rates_path(descent_pane, qtbot) -> None:
+    slider = descent_pane.rate_slider
+    descent_pane.set_learning_rate(2.0)
+    assert descent_pane.caption_kind == "diverges"
     start = _handle_centre(slider)
     QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
     target_x = (
-        round(pane.rate_ticks.x_of(0.28))
-        - pane.rate_ticks.mapFrom(pane, slider.mapTo(pane, QPoint(0, 0))).x()
+        round(descent_pane.rate_ticks.x_of(0.28))
+        - descent_pane.rate_ticks.mapFrom(
+            descent_pane, slider.mapTo(descent_pane, QPoint(0, 0))
+        ).x()
     )
     for x in np.linspace(start.x(), target_x, 4).round().astype(int):  # four big jumps
         QTest.mouseMove(slider, QPoint(int(x), start.y()))
@@ -67,20 +59,22 @@ def test_fast_drag_leaves_exactly_the_final_rates_path(pane, qtbot) -> None:
         Qt.KeyboardModifier.NoModifier,
         QPoint(target_x, start.y()),
     )
-    assert pane.learning_rate == pytest.approx(0.28, rel=0.05)
-    _drawn_matches_row(pane)
-    expected = descend(FUNCTIONS["bowl"].fn, FUNCTIONS["bowl"].start, pane.learning_rate, 50)
-    np.testing.assert_allclose(pane.path_data("sgd")[0], expected[:, 0].numpy())
+    assert descent_pane.learning_rate == pytest.approx(0.28, rel=0.05)
+    _drawn_matches_row(descent_pane)
+    expected = descend(
+        FUNCTIONS["bowl"].fn, FUNCTIONS["bowl"].start, descent_pane.learning_rate, 50
+    )
+    np.testing.assert_allclose(descent_pane.path_data("sgd")[0], expected[:, 0].numpy())
     QTest.keyClick(slider, Qt.Key.Key_Right)  # a nudge
-    _drawn_matches_row(pane)
-    assert pane.caption_kind != "diverges"
+    _drawn_matches_row(descent_pane)
+    assert descent_pane.caption_kind != "diverges"
 
 
-def test_surface_axes_are_equal_scaled_at_any_size(pane, qtbot) -> None:
-    box = pane.surface_plot.getViewBox()
+def test_surface_axes_are_equal_scaled_at_any_size(descent_pane, qtbot) -> None:
+    box = descent_pane.surface_plot.getViewBox()
     for size in ((1100, 650), (860, 900), (1400, 500)):
-        pane.resize(*size)
-        qtbot.waitUntil(lambda s=size: pane.size().width() == s[0])
+        descent_pane.resize(*size)
+        qtbot.waitUntil(lambda s=size: descent_pane.size().width() == s[0])
         (x0, x1), (y0, y1) = box.viewRange()
         rect = box.sceneBoundingRect()
         # One unit of w spans as many pixels as one unit of b.
@@ -88,23 +82,29 @@ def test_surface_axes_are_equal_scaled_at_any_size(pane, qtbot) -> None:
         assert x0 <= -2.0 and x1 >= 8.0 and y0 <= -6.0 and y1 >= 4.0  # the bowl still shows
 
 
-def test_rate_box_writes_the_captions_number(pane) -> None:
-    for rate in (pane.rates()[0], pane.rates()[1], 0.1, 0.5, pane.rates()[-1]):
-        pane.set_learning_rate(rate)
-        text = pane.rate_box.text()
-        assert pane.caption_texts["sgd"].startswith(f"lr = {text} ")
-    pane.rate_slider.setValue(0)
-    assert pane.rate_box.text() == "0.001"  # the slider's first rate is 1e-3
-    pane.rate_box.lineEdit().setText("0.28")
-    pane.rate_box.editingFinished.emit()
-    assert pane.learning_rate == pytest.approx(0.28, rel=0.03)
+def test_rate_box_writes_the_captions_number(descent_pane) -> None:
+    for rate in (
+        descent_pane.rates()[0],
+        descent_pane.rates()[1],
+        0.1,
+        0.5,
+        descent_pane.rates()[-1],
+    ):
+        descent_pane.set_learning_rate(rate)
+        text = descent_pane.rate_box.text()
+        assert descent_pane.caption_texts["sgd"].startswith(f"lr = {text} ")
+    descent_pane.rate_slider.setValue(0)
+    assert descent_pane.rate_box.text() == "0.001"  # the slider's first rate is 1e-3
+    descent_pane.rate_box.lineEdit().setText("0.28")
+    descent_pane.rate_box.editingFinished.emit()
+    assert descent_pane.learning_rate == pytest.approx(0.28, rel=0.03)
 
 
 @pytest.mark.parametrize("width", [1400, 1100, 860])
-def test_tick_labels_never_overlap(pane, qtbot, width) -> None:
-    pane.resize(width, 650)
-    qtbot.waitUntil(lambda: pane.width() == width)
-    ticks = pane.rate_ticks
+def test_tick_labels_never_overlap(descent_pane, qtbot, width) -> None:
+    descent_pane.resize(width, 650)
+    qtbot.waitUntil(lambda: descent_pane.width() == width)
+    ticks = descent_pane.rate_ticks
     shown = ticks.shown_labels()
     assert [label for label, _, _ in shown] == ["one step", "bounces", "diverges"]
     rows = {rect.top() for _, _, rect in shown}
@@ -136,22 +136,22 @@ def test_first_answer_is_the_surface_then_the_sliders_rate(qtbot) -> None:
 
 
 def test_pane_draws_before_every_rate_is_in(qtbot) -> None:
-    pane = DescentPane()
-    qtbot.addWidget(pane)
+    descent_pane = DescentPane()
+    qtbot.addWidget(descent_pane)
     # No placeholder axes: the bowl's own window and plain numbers before any answer.
-    (x0, x1), (y0, y1) = pane.surface_plot.getViewBox().viewRange()
+    (x0, x1), (y0, y1) = descent_pane.surface_plot.getViewBox().viewRange()
     assert x0 <= -2.0 and x1 >= 8.0 and y0 <= -6.0 and y1 >= 4.0
-    assert pane.surface_plot.getAxis("bottom").labelText == "w"
-    assert not pane.surface_plot.getAxis("bottom").autoSIPrefix
+    assert descent_pane.surface_plot.getAxis("bottom").labelText == "w"
+    assert not descent_pane.surface_plot.getAxis("bottom").autoSIPrefix
     seen = []
-    pane.sweeper.ready.connect(
-        lambda sweep: seen.append((sweep.complete, pane.path_data()[0].size))
+    descent_pane.sweeper.ready.connect(
+        lambda sweep: seen.append((sweep.complete, descent_pane.path_data()[0].size))
     )
-    pane.show()
-    qtbot.waitUntil(lambda: pane.sweep is not None, timeout=60_000)
+    descent_pane.show()
+    qtbot.waitUntil(lambda: descent_pane.sweep is not None, timeout=60_000)
     partial = [size for complete, size in seen if not complete]
     assert partial and partial[-1] == 51  # the slider's path drawn while the rest computed
-    _drawn_matches_row(pane)
+    _drawn_matches_row(descent_pane)
 
 
 def _run(rows: np.ndarray, kinds: list[str]) -> Run:
@@ -183,11 +183,11 @@ def test_users_wide_surface_is_framed_on_the_paths() -> None:
     assert w1 - w0 < 10 and b1 - b0 < 10  # not ±60: the path is not a dot
 
 
-def test_readout_keeps_each_symbol_whole(pane) -> None:
-    lines = readout_lines(pane.sweep, pane.rate_slider.value(), 3, {"sgd": "SGD"})
+def test_readout_keeps_each_symbol_whole(descent_pane) -> None:
+    lines = readout_lines(descent_pane.sweep, descent_pane.rate_slider.value(), 3, {"sgd": "SGD"})
     for width in (120, 160, 200, 260):
         document = QTextDocument()
-        document.setDefaultFont(pane.readout.font())
+        document.setDefaultFont(descent_pane.readout.font())
         document.setPlainText(lines[0])
         document.setTextWidth(width)
         document.size()  # lays the text out
@@ -200,27 +200,30 @@ def test_readout_keeps_each_symbol_whole(pane) -> None:
 
 
 def test_small_dark_window_keeps_everything_readable(qtbot) -> None:
-    pane = DescentPane()
-    pane.resize(1000, 600)  # the tab's share of a 1000×650 window
-    qtbot.addWidget(pane)
-    pane.show()
-    pane.set_dark(True)
-    qtbot.waitUntil(lambda: pane.sweep is not None, timeout=60_000)
-    assert pane.loss_plot.height() >= 150
-    legend = pane.paths.legend
+    descent_pane = DescentPane()
+    descent_pane.resize(1000, 600)  # the tab's share of a 1000×650 window
+    qtbot.addWidget(descent_pane)
+    descent_pane.show()
+    descent_pane.set_dark(True)
+    qtbot.waitUntil(lambda: descent_pane.sweep is not None, timeout=60_000)
+    assert descent_pane.loss_plot.height() >= 150
+    legend = descent_pane.paths.legend
     assert legend.opts["brush"].color().lightness() < 80  # no white box on the dark plot
     for label in ("one step", "bounces", "diverges"):
-        assert pane.rate_ticks.colour(label).lightness() > 120  # readable on #1e1e1e
+        assert descent_pane.rate_ticks.colour(label).lightness() > 120  # readable on #1e1e1e
     # Rosenbrock with three optimizers: the legend sits away from where the paths start.
-    with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
-        pane.set_function("rosenbrock")
-    with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
-        pane.set_optimizers(["sgd", "momentum", "adam"])
+    with qtbot.waitSignal(descent_pane.sweep_ready, timeout=60_000):
+        descent_pane.set_function("rosenbrock")
+    with qtbot.waitSignal(descent_pane.sweep_ready, timeout=60_000):
+        descent_pane.set_optimizers(["sgd", "momentum", "adam"])
     assert legend.isVisible()
     # Three captions and readouts scroll; the loss chart keeps its height, inside the pane.
-    assert pane.loss_plot.height() >= 150
-    assert pane.loss_plot.mapTo(pane, pane.loss_plot.rect().bottomLeft()).y() <= pane.height()
-    box = pane.surface_plot.getViewBox()
+    assert descent_pane.loss_plot.height() >= 150
+    assert (
+        descent_pane.loss_plot.mapTo(descent_pane, descent_pane.loss_plot.rect().bottomLeft()).y()
+        <= descent_pane.height()
+    )
+    box = descent_pane.surface_plot.getViewBox()
     start = box.mapViewToScene(pg_point(*FUNCTIONS["rosenbrock"].start))
     assert not legend.sceneBoundingRect().contains(start)
 
