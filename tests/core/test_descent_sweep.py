@@ -11,7 +11,9 @@ import torch
 from autograd_viz.core.descent.paths import FUNCTIONS, OPTIMIZERS, descend, describe_path
 from autograd_viz.core.descent.sweep import (
     NO_FUNCTION,
+    POINTWISE,
     as_batched,
+    batched_loss,
     sweep_in_namespace,
     sweep_optimizer,
 )
@@ -113,3 +115,60 @@ def test_what_the_kernel_writes_is_read_back_the_same() -> None:
 
     written = sweep_json(run)
     assert [caption_from_json(c) for c in written["captions"]] == run.captions
+
+
+DATASET_LOSS = (
+    "import torch\n"
+    "calls = []\n"
+    "x = torch.linspace(-1, 1, 20)\n"
+    "y = 3 * x - 2 + 0.1 * torch.sin(5 * x)\n"
+    "def loss(w, b):\n"
+    "    calls.append(1)\n"
+    "    return ((w * x + b - y) ** 2).mean()\n"
+)
+
+
+def test_a_loss_over_a_dataset_is_batched_by_vmap_not_called_per_point() -> None:
+    """A learner's mean-squared error reduces to one number a point: torch.func.vmap gives
+    every point of the sweep in a few calls, with the values one call per point gives."""
+    namespace = _namespace(DATASET_LOSS)
+    batched, how = batched_loss(namespace["loss"])
+    assert how == "vmap"
+    w = torch.linspace(-3, 4, 35, dtype=torch.float64).reshape(5, 7)
+    b = torch.linspace(2, -5, 35, dtype=torch.float64).reshape(5, 7)
+    del namespace["calls"][:]
+    got = batched(w, b)
+    assert len(namespace["calls"]) == 1
+    expected = torch.stack(
+        [namespace["loss"](wi, bi) for wi, bi in zip(w.reshape(-1), b.reshape(-1), strict=True)]
+    ).reshape(5, 7)
+    # w * x with a float32 x computes in float32 either way (a 0-d w does not promote it)
+    assert got.shape == (5, 7) and torch.equal(got, expected.double())
+
+    del namespace["calls"][:]
+    answer = sweep_in_namespace(namespace, learning_rates=RATES, steps=20, resolution=16)
+    assert answer["evaluation"] == "vmap"
+    assert len(namespace["calls"]) < 100  # 4 rates × 21 steps + 256 surface points, batched
+    def point_by_point(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        values = [namespace["loss"](wi, bi) for wi, bi in zip(w, b, strict=True)]
+        return torch.stack(values).to(w.dtype)
+
+    for row, lr in enumerate(RATES):
+        one = descend(point_by_point, (0.5, 1.0), lr, 20)
+        got = torch.tensor(answer["runs"]["sgd"]["paths"][row], dtype=torch.float64)
+        assert torch.allclose(got, one, rtol=1e-6, atol=1e-9, equal_nan=True)
+
+
+def test_how_a_loss_is_evaluated_and_a_sweep_without_its_surface() -> None:
+    assert batched_loss(_namespace(USER_CODE)["loss"])[1] == "element-wise"
+    scalar = _namespace("def loss(w, b):\n    return (w.item() - 1) ** 2 + b * b\n")
+    assert batched_loss(scalar["loss"])[1] == POINTWISE
+    answer = sweep_in_namespace(
+        _namespace(USER_CODE),
+        learning_rates=[0.1],
+        steps=5,
+        resolution=0,
+        bounds=[[-1, 2], [-2, 1]],
+    )
+    assert answer["grid"] == [] and answer["ws"] == [] and answer["extent"] == [[-1, 2], [-2, 1]]
+    assert len(answer["runs"]["sgd"]["paths"]) == 1

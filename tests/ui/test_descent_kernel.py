@@ -105,3 +105,44 @@ def test_model_landscape_from_the_kernel(qtbot, pane) -> None:
     assert pane.sweep.rates == [0.05]
     assert not np.allclose(pane.current_path(), path)
     assert torch.isfinite(torch.tensor(pane.current_path())).all()
+
+
+POINT_BY_POINT = (
+    "import torch\n"
+    "def loss(w, b):\n"
+    "    if w.item() > 50:\n"  # a Python if on one value: torch cannot take a batch
+    "        return w * 0\n"
+    "    return (w - 1) ** 2 + 4 * (b + 0.5) ** 2\n"
+)
+
+
+def test_a_loss_run_point_by_point_arrives_in_parts_the_pane_counts(qtbot, pane) -> None:
+    """The kernel answers the slider's rate and a spread of the others first, then the rest
+    in parts; the caption counts them in, and the finished sweep is torch's, rate by rate."""
+    pane.set_learning_rate(0.1)
+    seen: list[int] = []
+    pane.sweeper.ready.connect(
+        lambda sweep: seen.append(len(sweep.rates) if sweep.complete else int(sweep.computed.sum()))
+    )
+    with qtbot.waitSignal(pane.sweep_failed, timeout=30_000):
+        pane.set_function("user")
+    with qtbot.waitSignal(pane.sweep_ready, timeout=120_000):
+        pane.session.run(POINT_BY_POINT)
+    count = len(pane.sweep.rates)
+    assert len(seen) >= 4 and seen == sorted(seen) and seen[-1] == count
+    assert seen[0] < count / 4  # the first picture did not wait for every rate
+    assert pane.sweep.extra["evaluation"] == "point by point"
+
+    namespace: dict = {}
+    exec(POINT_BY_POINT, namespace)
+
+    def point_by_point(w, b):
+        return torch.stack([namespace["loss"](wi, bi) for wi, bi in zip(w, b, strict=True)])
+
+    for index in (0, 57, count // 2, count - 1):
+        lr = pane.sweep.rates[index]
+        expected = descend(point_by_point, (0.5, 1.0), lr, 50).numpy()
+        assert np.allclose(pane.sweep.runs["sgd"].paths[index], expected, equal_nan=True)
+        assert pane.sweep.runs["sgd"].captions[index] == describe_path(
+            torch.from_numpy(expected), lr, None
+        )

@@ -68,16 +68,23 @@ def sweep_optimizer(
     return OptimizerSweep(optimizer, paths, grads, captions)
 
 
+POINTWISE = "point by point"  # a loss torch cannot batch: one Python call per point
+VMAP_CHUNK = 4096  # points per vmapped call: a loss over a big dataset stays in memory
+
+
 def as_batched(fn: LossFn) -> LossFn:
-    """`fn` for tensors of many (w, b) at once: itself when it already works element-wise,
-    else one call per point (user code may use `.item()`, `math` or a Python `if`)."""
-    probe = torch.tensor([0.5, 1.5], dtype=torch.float64)
-    try:
-        out = fn(probe, probe.flip(0))
-        if isinstance(out, torch.Tensor) and out.shape == probe.shape:
-            return fn
-    except Exception:
-        pass
+    """`fn` for tensors of many (w, b) at once (see `batched_loss`)."""
+    return batched_loss(fn)[0]
+
+
+def batched_loss(fn: LossFn) -> tuple[LossFn, str]:
+    """`fn` for tensors of many (w, b) at once, checked against one call per point, and how
+    it is evaluated: itself when it already works element-wise ("element-wise"); else
+    torch.func.vmap of it ("vmap": a loss over a dataset, `((w * x + b - y) ** 2).mean()`,
+    reduces to one number a point); else one call per point ("point by point": user code
+    may use `.item()`, `math` or a Python `if`, which vmap refuses)."""
+    probe_w = torch.tensor([0.5, 1.5, -0.25], dtype=torch.float64)
+    probe_b = torch.tensor([1.5, -0.5, 0.75], dtype=torch.float64)
 
     def pointwise(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         values = [
@@ -86,7 +93,30 @@ def as_batched(fn: LossFn) -> LossFn:
         ]
         return torch.stack(values).reshape(w.shape)
 
-    return pointwise
+    def vmapped(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        shape = torch.broadcast_shapes(w.shape, b.shape)
+        flat_w, flat_b = w.expand(shape).reshape(-1), b.expand(shape).reshape(-1)
+        out = torch.func.vmap(fn, chunk_size=VMAP_CHUNK)(flat_w, flat_b)
+        return out.to(w.dtype).reshape(shape)
+
+    try:
+        with torch.no_grad():
+            expected = pointwise(probe_w, probe_b)
+    except Exception:
+        return pointwise, POINTWISE  # it fails point by point too: the sweep says how
+    for candidate, how in ((fn, "element-wise"), (vmapped, "vmap")):
+        try:
+            with torch.no_grad():
+                out = candidate(probe_w, probe_b)
+            if (
+                isinstance(out, torch.Tensor)
+                and out.shape == probe_w.shape
+                and torch.allclose(out.double(), expected, rtol=1e-6, atol=1e-9, equal_nan=True)
+            ):
+                return candidate, how
+        except Exception:
+            pass
+    return pointwise, POINTWISE
 
 
 def auto_extent(paths: torch.Tensor, start: tuple[float, float]) -> Extent:
@@ -182,12 +212,14 @@ def sweep_in_namespace(
     device: str | None = None,
 ) -> dict[str, Any]:
     """Runs in the kernel: the user's `loss(w, b)` swept over learning rates and optimizers,
-    with its surface and thresholds, as JSON data for the descent pane."""
+    with its surface and thresholds, as JSON data for the descent pane. `resolution` 0: no
+    surface (the pane asks for the rest of the rates in parts, over the surface it has);
+    `evaluation` says how the function takes a batch (`batched_loss`)."""
     from autograd_viz.core.kernel.runner import preferred_device
 
     if not optimizers:
         raise ValueError("choose at least one optimizer")
-    fn = as_batched(_find_loss(namespace, function))
+    fn, evaluation = batched_loss(_find_loss(namespace, function))
     start_point = (float(start[0]), float(start[1])) if start else USER_START
     rates = [float(r) for r in learning_rates] if learning_rates else learning_rate_grid()
     if not math.isfinite(float(fn(*(torch.tensor(v) for v in start_point)))):
@@ -203,12 +235,16 @@ def sweep_in_namespace(
             if bounds
             else auto_extent(next(iter(runs.values())).paths, start_point)
         )
+        if resolution <= 0:
+            none = torch.empty(0, dtype=torch.float64)
+            return runs, extent, (none, none, none)
         return runs, extent, surface(fn, extent, resolution, on)
 
     (runs, extent, (ws, bs, grid)), used = _on_devices(work, device or preferred_device())
     return {
         "function": function,
         "device": used,
+        "evaluation": evaluation,
         "start": list(start_point),
         "extent": [list(extent[0]), list(extent[1])],
         "minimum": None,

@@ -5,7 +5,7 @@ for the built-in functions, or from the kernel's answer for the user's own code.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -218,24 +218,61 @@ def _thresholds(data: dict | None, at: str) -> Thresholds | None:
     return thresholds_from_json(data, at)
 
 
-def sweep_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
-    """The kernel's `sweep_in_namespace` answer for the user's loss(w, b), ready to draw."""
+USER_FIRST_EVERY = 8  # the kernel's first answer: every 8th rate (the surface's extent)
+USER_CHUNK = 24  # rates per later kernel call for a loss evaluated one point at a time
+
+
+def user_rate_parts(count: int, first: int | None, pointwise: bool) -> list[list[int]]:
+    """The order the user's rates are asked of the kernel after its first answer (which
+    holds `user_first_rates`): the rest at once for a loss torch batches, else in parts
+    small enough that the pane can say how many are in every second or so."""
+    done = set(user_first_rates(count, first))
+    rest = [i for i in range(count) if i not in done]
+    if not pointwise:
+        return [rest] if rest else []
+    return [rest[i : i + USER_CHUNK] for i in range(0, len(rest), USER_CHUNK)]
+
+
+def user_first_rates(count: int, first: int | None) -> list[int]:
+    """The kernel's first answer: the slider's rate and a spread of the others, enough to
+    frame the surface the way the whole sweep would."""
+    spread = set(range(0, count, USER_FIRST_EVERY)) | {count - 1}
+    if first is not None:
+        spread.add(first)
+    return sorted(spread)
+
+
+def sweep_from_kernel(
+    key: tuple,
+    result: dict[str, Any],
+    indices: list[int] | None = None,
+    rates: list[float] | None = None,
+) -> Sweep:
+    """The kernel's `sweep_in_namespace` answer for the user's loss(w, b), ready to draw;
+    when it holds only the rows `indices` of `rates`, the rest are marked not computed."""
     from autograd_viz.core.descent.sweep import caption_from_json
 
-    runs = {
-        name: Run(
-            name,
-            _array(data["paths"]),
-            _array(data["grads"]),
-            [caption_from_json(c) for c in data["captions"]],
-        )
-        for name, data in result["runs"].items()
-    }
     ws, bs, grid = _array(result["ws"]), _array(result["bs"]), _array(result["grid"])
+    answered = [float(r) for r in result["rates"]]
+    if indices is None or rates is None:
+        indices, rates = list(range(len(answered))), answered
+    computed = np.zeros(len(rates), dtype=bool)
+    computed[indices] = True
+    runs = {}
+    for name, data in result["runs"].items():
+        paths, grads = _array(data["paths"]), _array(data["grads"])
+        run = Run(
+            name,
+            np.full((len(rates), *paths.shape[1:]), np.nan),
+            np.full((len(rates), *grads.shape[1:]), np.nan),
+            [None] * len(rates),
+        )
+        _fill(run, indices, paths, grads, data["captions"], caption_from_json)
+        runs[name] = run
     return Sweep(
         key,
         "function",
-        [float(r) for r in result["rates"]],
+        rates,
         runs,
         ws,
         bs,
@@ -244,7 +281,42 @@ def sweep_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:
         None,
         _thresholds(result.get("thresholds"), "start"),
         device=result.get("device", "cpu"),
+        computed=None if computed.all() else computed,
+        extra={"evaluation": result.get("evaluation")},
     )
+
+
+def with_kernel_rates(sweep: Sweep, result: dict[str, Any], indices: list[int]) -> Sweep:
+    """A copy of `sweep` with the kernel's answer for the rows `indices` filled in (the GUI
+    thread may be drawing `sweep` meanwhile)."""
+    from autograd_viz.core.descent.sweep import caption_from_json
+
+    runs = {}
+    for name, run in sweep.runs.items():
+        data = result["runs"][name]
+        copy = Run(name, run.paths.copy(), run.grads.copy(), list(run.captions))
+        _fill(
+            copy,
+            indices,
+            _array(data["paths"]),
+            _array(data["grads"]),
+            data["captions"],
+            caption_from_json,
+        )
+        runs[name] = copy
+    computed = sweep.computed.copy() if sweep.computed is not None else None
+    if computed is not None:
+        computed[indices] = True
+    return replace(
+        sweep, runs=runs, computed=None if computed is None or computed.all() else computed
+    )
+
+
+def _fill(run: Run, indices: list[int], paths, grads, captions: list, read) -> None:
+    run.paths[indices] = paths
+    run.grads[indices] = grads
+    for i, caption in zip(indices, captions, strict=True):
+        run.captions[i] = read(caption)
 
 
 def landscape_from_kernel(key: tuple, result: dict[str, Any]) -> Sweep:

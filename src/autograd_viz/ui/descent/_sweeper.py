@@ -11,11 +11,17 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from autograd_viz.ui.descent._descent_sweep import (
+    RATE_COUNT,
     Sweep,
     landscape_from_kernel,
     sweep_from_kernel,
     sweep_stages,
+    user_first_rates,
+    user_rate_parts,
+    with_kernel_rates,
 )
+
+POINTWISE = "point by point"  # core.descent.sweep.POINTWISE (not imported: it loads torch)
 
 if TYPE_CHECKING:
     from autograd_viz.session import KernelSession
@@ -77,22 +83,55 @@ class Sweeper(QObject):
         threading.Thread(target=run, name="descent-sweep", daemon=True).start()
 
     def user_function(
-        self, optimizers: list[str], start: tuple, steps: int, bounds: list | None
+        self,
+        optimizers: list[str],
+        start: tuple,
+        steps: int,
+        bounds: list | None,
+        first_rate: float | None = None,
     ) -> None:
-        """The user's loss(w, b) swept in the kernel."""
+        """The user's loss(w, b) swept in the kernel, in parts: first the surface with the
+        slider's rate and a spread of the others, then the rest (in small parts when the
+        loss runs one point at a time), `ready` after each so the pane counts them in."""
+        # Imported when first asked for: the function object names what the kernel runs,
+        # and its module (torch with it) need not load with the app.
+        from autograd_viz.core.descent.paths import learning_rate_grid
+        from autograd_viz.core.descent.sweep import sweep_in_namespace
+
+        rates = learning_rate_grid(count=RATE_COUNT)
+        first = None
+        if first_rate is not None:
+            first = min(range(len(rates)), key=lambda i: abs(rates[i] - first_rate))
+        indices = user_first_rates(len(rates), first)
         arguments = {
             "function": "loss",
             "optimizers": list(optimizers),
             "steps": steps,
             "start": list(start),
             "bounds": bounds,
+            "learning_rates": [rates[i] for i in indices],
         }
-        # Imported when first asked for: the function object names what the kernel runs,
-        # and its module (torch with it) need not load with the app.
+        key = ("user", tuple(optimizers), tuple(start), steps)
+        plan = _UserPlan(key, arguments, rates, first, indices)
+        self._ask(sweep_in_namespace, key, arguments, plan)
+
+    def _next_part(self, generation: int, plan: _UserPlan, sweep: Sweep) -> None:
+        """Ask the kernel for the next part of the user's rates, over the surface it has."""
         from autograd_viz.core.descent.sweep import sweep_in_namespace
 
-        key = ("user", tuple(optimizers), tuple(start), steps)
-        self._ask(sweep_in_namespace, key, arguments)
+        if generation != self.generation or not plan.parts:
+            return
+        plan.indices = plan.parts.pop(0)
+        arguments = {
+            **plan.arguments,
+            "learning_rates": [plan.rates[i] for i in plan.indices],
+            "bounds": [list(sweep.ws[[0, -1]]), list(sweep.bs[[0, -1]])],
+            "resolution": 0,
+        }
+        plan.sweep = sweep
+        self._keys = {generation: plan.key}
+        call = self.session.call(sweep_in_namespace, arguments)
+        call.finished.connect(lambda payload: self._kernel_answered(generation, payload, plan))
 
     def model(self, learning_rate: float, steps: int, span: float, seed: int = 0) -> None:
         """The landscape of the user's model and an SGD path on it, in the kernel."""
@@ -101,16 +140,24 @@ class Sweeper(QObject):
         arguments = {"learning_rate": learning_rate, "steps": steps, "span": span, "seed": seed}
         self._ask(landscape_in_namespace, ("model", learning_rate, steps, span, seed), arguments)
 
-    def _ask(self, function: Callable[..., Any], key: tuple, arguments: dict[str, Any]) -> None:
+    def _ask(
+        self,
+        function: Callable[..., Any],
+        key: tuple,
+        arguments: dict[str, Any],
+        plan: _UserPlan | None = None,
+    ) -> None:
         generation = self._next()
         if self.session is None:
             self.failed.emit(NO_KERNEL, "")
             return
         self._keys = {generation: key}
         call = self.session.call(function, arguments)
-        call.finished.connect(lambda payload: self._kernel_answered(generation, payload))
+        call.finished.connect(lambda payload: self._kernel_answered(generation, payload, plan))
 
-    def _kernel_answered(self, generation: int, payload: dict) -> None:
+    def _kernel_answered(
+        self, generation: int, payload: dict, plan: _UserPlan | None = None
+    ) -> None:
         key = self._keys.pop(generation, None)
         if generation != self.generation or key is None:
             return  # the inputs changed while it computed
@@ -123,15 +170,50 @@ class Sweeper(QObject):
                 text = f"Your code raised {kind}: {message}"
             self.failed.emit(text, error.get("traceback", ""))
             return
-        convert = landscape_from_kernel if key[0] == "model" else sweep_from_kernel
         result = payload["result"]
         # Lists of a few hundred thousand numbers: turned into arrays off the GUI thread.
-        self._in_thread(generation, lambda: convert(key, result))
+        if key[0] == "model":
+            self._in_thread(generation, lambda: landscape_from_kernel(key, result))
+        elif plan is None:
+            self._in_thread(generation, lambda: sweep_from_kernel(key, result))
+        else:
+            self._in_thread(generation, lambda: plan.take(result))
 
     def _deliver(self, generation: int, result: object) -> None:
         if generation != self.generation:
             return  # the inputs changed while it computed
         if isinstance(result, Exception):
             self.failed.emit(f"{type(result).__name__}: {result}", "")
+            return
+        self.ready.emit(result)
+        plan = getattr(result, "extra", {}).get("plan")
+        if plan is not None and not result.complete:
+            self._next_part(generation, plan, result)
+
+
+class _UserPlan:
+    """The parts a user's sweep is asked for, and what has come back so far."""
+
+    def __init__(
+        self,
+        key: tuple,
+        arguments: dict[str, Any],
+        rates: list[float],
+        first: int | None,
+        indices: list[int],
+    ) -> None:
+        self.key, self.arguments, self.rates, self.first = key, arguments, rates, first
+        self.indices = indices  # the rows the call in flight computes
+        self.parts: list[list[int]] | None = None  # the calls still to make
+        self.sweep: Sweep | None = None  # what the earlier answers filled in
+
+    def take(self, result: dict[str, Any]) -> Sweep:
+        """The sweep with one more answer in (off the GUI thread)."""
+        if self.sweep is None:
+            sweep = sweep_from_kernel(self.key, result, self.indices, self.rates)
+            pointwise = result.get("evaluation") == POINTWISE
+            self.parts = user_rate_parts(len(self.rates), self.first, pointwise)
         else:
-            self.ready.emit(result)
+            sweep = with_kernel_rates(self.sweep, result, self.indices)
+        sweep.extra["plan"] = self
+        return sweep

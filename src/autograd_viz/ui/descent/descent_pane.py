@@ -370,7 +370,9 @@ class DescentPane(QWidget):
             self.caption.setText("Computing the paths in the kernel…")
             same = keep_view and drawn is not None and drawn.key[0] == USER
             bounds = [list(drawn.ws[[0, -1]]), list(drawn.bs[[0, -1]])] if same else None
-            self.sweeper.user_function(self.optimizers, self.start, steps, bounds)
+            self.sweeper.user_function(
+                self.optimizers, self.start, steps, bounds, self.learning_rate
+            )
         else:
             reuse = self.sweep if self.sweep is not None and self.sweep.kind == "function" else None
             self.sweeper.builtin(
