@@ -37,12 +37,25 @@ def _drawn_matches_row(descent_pane: DescentPane) -> None:
     # a path that runs away may be cut where it leaves the view).
     assert len(xs) >= 2
     np.testing.assert_array_equal(np.column_stack([xs, ys]), row[finite, :2][: len(xs)])
+    _symbols_on_steps_inside(descent_pane)
+
+
+def _symbols_on_steps_inside(descent_pane: DescentPane) -> None:
+    row = descent_pane.sweep.runs["sgd"].paths[descent_pane.rate_slider.value()]
+    # A symbol on every step inside the surface, none elsewhere (not on a cut's border).
+    w0, w1, b0, b1 = descent_pane.paths.box
+    with np.errstate(invalid="ignore"):
+        inside = (row[:, 0] >= w0) & (row[:, 0] <= w1) & (row[:, 1] >= b0) & (row[:, 1] <= b1)
+    sx, sy = descent_pane.paths.symbols["sgd"].getData()
+    np.testing.assert_array_equal(np.column_stack([sx, sy]), row[inside, :2])
 
 
 def test_fast_drag_leaves_exactly_the_final_rates_path(descent_pane, qtbot) -> None:
     slider = descent_pane.rate_slider
     descent_pane.set_learning_rate(2.0)
     assert descent_pane.caption_kind == "diverges"
+    _symbols_on_steps_inside(descent_pane)
+    assert len(descent_pane.paths.symbols["sgd"].getData()[0]) == 1  # step 1 is off the surface
     start = _handle_centre(slider)
     QTest.mousePress(slider, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
     target_x = (

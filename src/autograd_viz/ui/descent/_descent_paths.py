@@ -41,7 +41,12 @@ class PathLayers:
             offset=(8, 8), brush=pg.mkBrush(255, 255, 255, 215), labelTextColor=OUTLINE
         )
         self.legend.setParentItem(surface_plot.getPlotItem().vb)
-        self.items: dict[str, tuple[pg.PlotDataItem, pg.PlotDataItem, pg.PlotDataItem]] = {}
+        # Per optimizer: the outline, the line, its step symbols on the surface, the loss
+        # curve. Bare curve and scatter items: a PlotDataItem's setData cost ~1 ms a tick.
+        self.items: dict[str, tuple[pg.PlotCurveItem, pg.PlotCurveItem, pg.PlotCurveItem]] = {}
+        self.symbols: dict[str, pg.ScatterPlotItem] = {}
+        self.samples: dict[str, pg.PlotDataItem] = {}  # what the legend draws for each
+        self.spot_pens: dict[str, object] = {}
         # "→ ∞ at step k" where a path leaves the surface and where its loss leaves the chart.
         self.marks: dict[str, tuple[pg.TextItem, pg.TextItem]] = {}
         self.axis = LossAxis("log", 0.0, 1.0, "loss (log scale)")
@@ -64,7 +69,9 @@ class PathLayers:
             outline, line, curve = self.items.pop(name)
             self.surface_plot.removeItem(outline)
             self.surface_plot.removeItem(line)
+            self.surface_plot.removeItem(self.symbols.pop(name))
             self.loss_plot.removeItem(curve)
+            del self.samples[name]
             on_surface, on_chart = self.marks.pop(name)
             self.surface_plot.removeItem(on_surface)
             self.loss_plot.removeItem(on_chart)
@@ -72,20 +79,28 @@ class PathLayers:
             if name in self.items:
                 continue
             colour, symbol, _ = self.looks[name]
-            outline = pg.PlotDataItem(pen=pg.mkPen(OUTLINE, width=4.5))
-            line = pg.PlotDataItem(
+            outline = pg.PlotCurveItem(pen=pg.mkPen(OUTLINE, width=4.5))
+            line = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2))
+            symbols = pg.ScatterPlotItem(
+                symbol=symbol, size=6, brush=pg.mkBrush(colour), pen=pg.mkPen(OUTLINE, width=0.8)
+            )
+            outline.setZValue(10)
+            line.setZValue(11)
+            symbols.setZValue(11)
+            for item in (outline, line, symbols):
+                self.surface_plot.addItem(item)
+            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=2.5))
+            self.loss_plot.addItem(curve)
+            self.items[name] = (outline, line, curve)
+            self.symbols[name] = symbols
+            self.samples[name] = pg.PlotDataItem(
                 pen=pg.mkPen(colour, width=2),
                 symbol=symbol,
                 symbolSize=6,
                 symbolBrush=colour,
                 symbolPen=pg.mkPen(OUTLINE, width=0.8),
             )
-            outline.setZValue(10)
-            line.setZValue(11)
-            self.surface_plot.addItem(outline)
-            self.surface_plot.addItem(line)
-            curve = self.loss_plot.plot(pen=pg.mkPen(colour, width=2.5))
-            self.items[name] = (outline, line, curve)
+            self.spot_pens[name] = pg.mkPen(colour, width=3)
             marks = (
                 pg.TextItem(color=colour, fill=pg.mkBrush(15, 23, 42, 200), anchor=(0, 0.5)),
                 pg.TextItem(color=colour, fill=pg.mkBrush(15, 23, 42, 200), anchor=(1, 0)),
@@ -99,7 +114,7 @@ class PathLayers:
         self.legend.clear()
         if len(names) > 1:
             for name in names:
-                self.legend.addItem(self.items[name][1], self.looks[name][2])
+                self.legend.addItem(self.samples[name], self.looks[name][2])
         self.legend.setVisible(len(names) > 1)
 
     def clear(self) -> None:
@@ -108,6 +123,8 @@ class PathLayers:
             outline.setData([], [])
             line.setData([], [])
             curve.setData([], [])
+        for symbols in self.symbols.values():
+            symbols.setData([], [])
         for marks in self.marks.values():
             for mark in marks:
                 mark.hide()
@@ -127,6 +144,11 @@ class PathLayers:
             connect = "all" if left_at is None and len(drawn) == len(path) else "finite"
             outline.setData(drawn[:, 0], drawn[:, 1], connect=connect)
             line.setData(drawn[:, 0], drawn[:, 1], connect=connect)
+            # Symbols on the steps inside the surface (not on the border points of a cut).
+            steps = (
+                path[:, :2] if len(drawn) == len(path) else path[_inside_box(path, self.box), :2]
+            )
+            self.symbols[name].setData(steps[:, 0], steps[:, 1])
             on_surface, on_chart = self.marks[name]
             if left_at is not None:
                 k = overflow if overflow is not None else left_at
@@ -148,7 +170,7 @@ class PathLayers:
             at = min(step, len(path) - 1)
             w, b, _ = path[at]
             if _inside(w, b, self.box):
-                spots.append({"pos": (w, b), "symbol": symbol, "pen": pg.mkPen(colour, width=3)})
+                spots.append({"pos": (w, b), "symbol": symbol, "pen": self.spot_pens[name]})
             xs, ys, cut = self._curve(path[:, 2])
             curve.setData(xs, ys)
             if ys.size:
@@ -256,6 +278,7 @@ class PathLayers:
         moving = [self.current]
         for outline, line, _ in self.items.values():
             moving += [outline, line]
+        moving += list(self.symbols.values())
         for on_surface, _ in self.marks.values():
             moving.append(on_surface)
         return moving
@@ -279,6 +302,16 @@ class PathLayers:
 def _first_overflow(path: np.ndarray) -> int | None:
     bad = np.flatnonzero(~np.isfinite(path).all(axis=1))
     return int(bad[0]) if bad.size else None
+
+
+def _inside_box(path: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return (
+            (path[:, 0] >= box[0])
+            & (path[:, 0] <= box[1])
+            & (path[:, 1] >= box[2])
+            & (path[:, 1] <= box[3])
+        )
 
 
 def _inside(w: float, b: float, box: tuple[float, float, float, float]) -> bool:
