@@ -60,7 +60,7 @@ def test_other_function_and_optimizer_recompute(pane, qtbot) -> None:
     with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
         pane.set_function("rosenbrock")
     assert pane.sweep.key[1] == "rosenbrock" and pane.sweep.minimum == (1.0, 1.0)
-    assert pane.contour_items  # contour lines drawn for the new surface
+    assert pane.surface_plot.contour_items  # contour lines drawn for the new surface
     # Rosenbrock's ticks: from its Hessian at (1, 1), λmax ≈ 1001.6; 1/λmax is off the slider
     assert [m.label for m in pane.rate_ticks.marks] == ["bounces"]
     assert pane.rate_ticks.marks[0].rate == pytest.approx(2 / 1001.6006, rel=1e-6)

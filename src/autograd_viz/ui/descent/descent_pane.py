@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
-    QGraphicsItem,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -31,10 +30,11 @@ from PySide6.QtWidgets import (
 from autograd_viz.ui._plot_theme import DARK_PLOT, LIGHT_PLOT, style_plot
 from autograd_viz.ui._step_buttons import StepControls
 from autograd_viz.ui.descent._descent_paths import LOOKS, PathLayers
-from autograd_viz.ui.descent._descent_readout import caption_line, legend_corner, readout_lines
-from autograd_viz.ui.descent._descent_sweep import RATE_COUNT, Sweep, shown_surface, view_of
+from autograd_viz.ui.descent._descent_readout import caption_line, readout_lines
+from autograd_viz.ui.descent._descent_sweep import RATE_COUNT, Sweep
 from autograd_viz.ui.descent._rate_box import RateBox
 from autograd_viz.ui.descent._rate_ticks import RateTicks
+from autograd_viz.ui.descent._surface_plot import SurfacePlot
 from autograd_viz.ui.descent._sweeper import Sweeper
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class DescentPane(QWidget):
         self.rate_slider.valueChanged.connect(self._rate_slider_moved)
         # A drag can leave pixels of a far-reaching path behind (its old bounds were huge):
         # once the handle is let go the whole plot repaints, from the final rate's data.
-        self.rate_slider.sliderReleased.connect(self._repaint_surface)
+        self.rate_slider.sliderReleased.connect(self.surface_plot.repaint_whole)
         self.rate_box.editingFinished.connect(self._rate_typed)
         self.step_slider.valueChanged.connect(self._draw_path)
         if session is not None:
@@ -154,30 +154,7 @@ class DescentPane(QWidget):
 
     # ---- assembly --------------------------------------------------------------
     def _build_plots(self) -> None:
-        self.surface_plot = pg.PlotWidget(background="#ffffff")
-        self.surface_plot.setMinimumWidth(360)
-        self.surface_plot.setLabel("bottom", "w")
-        self.surface_plot.setLabel("left", "b")
-        # w and b in the same units: a round bowl is round, at any window size.
-        self.surface_plot.setAspectLocked(True, ratio=1.0)
-        # Before the first answer the axes already show the function's own window: an empty
-        # plot's autoscale read "w (x0.001)" over ±500.
-        (w0, w1), (b0, b1) = self._functions["bowl"].extent
-        for name in ("bottom", "left"):
-            self.surface_plot.getAxis(name).enableAutoSIPrefix(False)
-        self.surface_plot.getViewBox().setRange(xRange=(w0, w1), yRange=(b0, b1), padding=0)
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.surface_plot.addItem(self.image)
-        self.colour_bar = pg.ColorBarItem(
-            colorMap=pg.colormap.get("viridis"), interactive=False, label="log₁₀ loss"
-        )
-        self.colour_bar.setImageItem(self.image, insert_in=self.surface_plot.getPlotItem())
-        self.contour_items: list[pg.PlotDataItem] = []
-        self.minimum_item = pg.ScatterPlotItem(
-            symbol="star", size=18, brush="#facc15", pen=pg.mkPen("#0f172a")
-        )
-        self.minimum_item.setZValue(9)
-        self.surface_plot.addItem(self.minimum_item)
+        self.surface_plot = SurfacePlot(self._functions["bowl"].extent)
         self.surface_plot.scene().sigMouseClicked.connect(self._surface_clicked)
         self.loss_plot = pg.PlotWidget(background="#ffffff")
         self.loss_plot.setLabel("bottom", "step")
@@ -264,11 +241,8 @@ class DescentPane(QWidget):
 
     def set_dark(self, dark: bool) -> None:
         """Follow the window's theme: plot backgrounds, axes and the help text."""
-        for plot in (self.surface_plot, self.loss_plot):
-            style_plot(plot, dark)
-        axis = self.colour_bar.getAxis("right")
-        axis.setPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
-        axis.setTextPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1])
+        self.surface_plot.set_dark(dark)
+        style_plot(self.loss_plot, dark)
         self.help.setStyleSheet(f"color: {'#a3a3a3' if dark else '#475569'};")
         self.message.setStyleSheet(f"color: {'#f87171' if dark else '#b91c1c'}; font-weight: 600;")
         self.rate_ticks.set_dark(dark)
@@ -386,11 +360,7 @@ class DescentPane(QWidget):
     def _on_failed(self, message: str, details: str) -> None:
         self._waiting.stop()
         self._drawn = None
-        self.image.clear()
-        for item in self.contour_items:
-            self.surface_plot.removeItem(item)
-        self.contour_items = []
-        self.minimum_item.clear()
+        self.surface_plot.clear_surface()
         self.paths.clear()
         self.message.setText(message)
         self.message.setToolTip(details)
@@ -405,9 +375,9 @@ class DescentPane(QWidget):
         self.message.hide()
         self.message.setText("")
         if drawn is None or drawn.grid is not sweep.grid or drawn.key[:2] != sweep.key[:2]:
-            self._draw_surface(sweep)
+            self.surface_plot.draw_surface(sweep, self.start)
         if drawn is None or drawn.contours is not sweep.contours:
-            self._draw_contours(sweep)
+            self.surface_plot.draw_contours(sweep)
         self.rate_ticks.set_thresholds(self._rates, sweep.thresholds)
         if drawn is None or list(drawn.runs) != list(sweep.runs) or drawn.key != sweep.key:
             self.paths.show(list(sweep.runs))
@@ -421,61 +391,13 @@ class DescentPane(QWidget):
             self.paths.frame(sweep)  # the loss range covers every rate once all are in
         self._place_legend()
         self._draw_path()
-        self._repaint_surface()
+        self.surface_plot.repaint_whole()
         if sweep.complete:
             self.sweep_ready.emit()
 
-    def _draw_surface(self, sweep: Sweep) -> None:
-        shown = shown_surface(sweep.grid)
-        self.image.setImage(shown, autoLevels=False, levels=self._levels(shown))
-        w0, w1, b0, b1 = sweep.ws[0], sweep.ws[-1], sweep.bs[0], sweep.bs[-1]
-        self.image.setRect(pg.QtCore.QRectF(w0, b0, w1 - w0, b1 - b0))
-        self.colour_bar.setLevels(self._levels(shown))
-        if sweep.minimum is not None:
-            self.minimum_item.setData([sweep.minimum[0]], [sweep.minimum[1]])
-        else:
-            self.minimum_item.clear()
-        self.surface_plot.setLabel("bottom", sweep.axes[0])
-        self.surface_plot.setLabel("left", sweep.axes[1])
-        (x0, x1), (y0, y1) = view_of(sweep, self.start)
-        self.surface_plot.getViewBox().setRange(xRange=(x0, x1), yRange=(y0, y1), padding=0)
-
-    def _draw_contours(self, sweep: Sweep) -> None:
-        for item in self.contour_items:
-            self.surface_plot.removeItem(item)
-        self.contour_items = [
-            self.surface_plot.plot(
-                c[:, 0], c[:, 1], pen=pg.mkPen(255, 255, 255, 110), connect="finite"
-            )
-            for c in sweep.contours
-        ]
-        for item in self.contour_items:  # still while the slider moves: drawn once
-            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-
     def _place_legend(self) -> None:
-        if self._drawn is None or not self.paths.legend.isVisible():
-            return
-        (x0, x1), (y0, y1) = self.surface_plot.getViewBox().viewRange()
-        corner = legend_corner(self._drawn, self._rate_index(), (x0, x1, y0, y1))
-        right, bottom = corner % 2, corner // 2
-        spot = (right, bottom)
-        self.paths.legend.anchor(spot, spot, offset=(-8 if right else 8, -8 if bottom else 8))
-
-    def _reaches_far(self, sweep: Sweep, index: int) -> bool:
-        (x0, x1), (y0, y1) = self.surface_plot.getViewBox().viewRange()
-        span = max(x1 - x0, y1 - y0)
-        points = np.concatenate([run.paths[index, :, :2] for run in sweep.runs.values()])
-        points = points[np.isfinite(points).all(axis=1)]
-        centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
-        return bool(points.size) and float(np.abs(points - centre).max()) > 10 * span
-
-    def _repaint_surface(self) -> None:
-        self.surface_plot.viewport().update()
-
-    @staticmethod
-    def _levels(shown: np.ndarray) -> tuple[float, float]:
-        finite = shown[np.isfinite(shown)]
-        return (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if self._drawn is not None and self.paths.legend.isVisible():
+            self.surface_plot.place_legend(self.paths.legend, self._drawn, self._rate_index())
 
     # ---- drawing (a slider tick only does this) --------------------------------
     def _rate_index(self) -> int:
@@ -515,12 +437,12 @@ class DescentPane(QWidget):
             self.readout.setText("")
             return
         self.paths.draw(sweep, index, step)
-        far = self._reaches_far(sweep, index)
+        far = self.surface_plot.reaches_far(sweep, index)
         if far != self._drew_far:
             # Going to or from a path far outside the view, Qt's update of the item's own
             # region missed pixels (the old line stayed on screen): repaint the whole plot.
             # Only at the change: every tick of a far path would cost 9 ms more.
-            self._repaint_surface()
+            self.surface_plot.repaint_whole()
         self._drew_far = far
         lines = []
         for name, run in sweep.runs.items():
