@@ -4,6 +4,7 @@ surface's border with a marker, the readout shows torch's inf and nan."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from autograd_viz.core.descent.paths import FUNCTIONS, descend
@@ -70,3 +71,30 @@ def test_overflow_shows_torchs_inf_and_nan(descent_pane, qtbot) -> None:
     descent_pane.step_slider.setValue(k + 2)
     assert "w = nan" in _readout(descent_pane) and "∂L/∂w = nan" in _readout(descent_pane)
     assert "= 0," not in _readout(descent_pane)
+
+
+def test_loss_axis_reads_at_every_rate_and_size(descent_pane, qtbot) -> None:
+    """Two labelled ticks at least inside what shows (lr 0.001's loss moves from 15.25 to
+    12.5, no decade in between), no two labels within a line of each other (symlog's 0 and
+    ±1e−11), and an axis title that fits the chart's height (it was cut at "linear w")."""
+    from PySide6.QtGui import QFontMetricsF
+
+    axis = descent_pane.loss_plot.getAxis("left")
+    for size in ((1400, 860), (1000, 650)):
+        descent_pane.resize(*size)
+        for rate in (0.001, 0.1, 0.5, 0.9, 1.05, 2.0):
+            descent_pane.set_learning_rate(rate)
+            qtbot.wait(10)
+            low, high = descent_pane.loss_plot.getViewBox().viewRange()[1]
+            heights = sorted(at for at, _ in axis._tickLevels[0])
+            assert sum(low <= at <= high for at in heights) >= 2, (size, rate, heights)
+            line = QFontMetricsF(axis.font()).height()
+            pixels = np.diff(heights) * axis.size().height() / (high - low)
+            assert (pixels >= line).all(), (size, rate, axis._tickLevels)
+            title = axis.labelText
+            assert title.startswith("loss") and "symlog" in title
+            assert QFontMetricsF(axis.label.font()).horizontalAdvance(title) <= axis.size().height()
+            # The tick labels are torch's losses at those heights.
+            for at, label in axis._tickLevels[0]:
+                value = float(label.replace("−", "-"))
+                assert descent_pane.paths.axis.height(np.array(value)) == pytest.approx(at)

@@ -21,6 +21,7 @@ class LossAxis:
     offset: float  # subtracted from every loss first (L at the known minimum, else 0)
     threshold: float  # symlog: linear within ±threshold
     title: str
+    short_title: str = ""  # what a short chart's axis has room for (the title when empty)
 
     def height(self, loss: np.ndarray) -> np.ndarray:
         """Where each loss is drawn (inf and nan stay as they are)."""
@@ -32,10 +33,57 @@ class LossAxis:
                 return np.sign(value) * np.log10(1 + np.abs(value) / self.threshold)
         return value
 
+    def value(self, height: float) -> float:
+        """The loss − offset drawn at `height` (the inverse of `height`)."""
+        if self.kind == "log":
+            return 10.0**height
+        if self.kind == "symlog":
+            return math.copysign(self.threshold * (10.0 ** abs(height) - 1), height)
+        return height
+
     def ticks(self, low: float, high: float) -> list[tuple[float, str]]:
-        """Tick heights and labels (the real loss − offset) between two heights."""
+        """Tick heights and labels (the real loss − offset) between two heights: decades,
+        or 1-2-5 steps when under two decades show, or evenly spaced values when the range
+        is narrower still (lr 0.001's loss moves from 20 to 12.5: no decade in between)."""
         if self.kind == "linear" or not (math.isfinite(low) and math.isfinite(high)):
             return []
+        ticks = self._decade_ticks(low, high)
+        for more in (self._one_two_five, self._even_ticks):
+            if sum(low <= at <= high for at, _ in ticks) >= 2:
+                break
+            ticks = more(low, high)
+        return ticks
+
+    def _one_two_five(self, low: float, high: float) -> list[tuple[float, str]]:
+        ticks = []
+        for at, _ in self._decade_ticks(low - 1, high + 1):
+            value = self.value(at)
+            for m in (1, 2, 5):
+                tick = float(self.height(np.array(m * value + self.offset)))
+                if low <= tick <= high:
+                    ticks.append((tick, _number(m * value)))
+        return ticks
+
+    def _even_ticks(self, low: float, high: float) -> list[tuple[float, str]]:
+        v0, v1 = self.value(low), self.value(high)
+        span = v1 - v0
+        if not (math.isfinite(span) and span > 0):
+            return []
+        step = 10.0 ** math.floor(math.log10(span / 4))
+        for m in (1, 2, 5, 10):
+            if span / (m * step) <= 6:
+                step *= m
+                break
+        places = max(0, -math.floor(math.log10(step)))
+        ticks = []
+        for k in range(math.ceil(v0 / step), math.floor(v1 / step) + 1):
+            value = k * step
+            ticks.append(
+                (float(self.height(np.array(value + self.offset))), _number(value, places))
+            )
+        return ticks
+
+    def _decade_ticks(self, low: float, high: float) -> list[tuple[float, str]]:
         if self.kind == "log":
             first, last = math.floor(low), math.ceil(high)
             every = max(1, (last - first) // 8 + 1)
@@ -57,6 +105,11 @@ class LossAxis:
         """The highest height the chart follows a rising loss to."""
         value = abs(start_loss - self.offset) * 10.0**CAP_DECADES
         return float(self.height(np.array(value + self.offset)))
+
+
+def _number(value: float, places: int | None = None) -> str:
+    text = f"{value:.{places}f}" if places is not None and abs(value) < 1e4 else f"{value:.3g}"
+    return text.replace("e+0", "e").replace("e+", "e").replace("e-0", "e-").replace("-", "−")
 
 
 def _decade(d: int) -> str:
@@ -90,5 +143,6 @@ def loss_axis(
         "symlog",
         offset,
         threshold,
-        f"{name} (symlog: log, linear within ±{threshold:.1g})".replace("e-", "e−"),
+        f"{name} (symlog: log, linear within ±{_number(threshold)})",
+        f"{name} (symlog scale)",
     )

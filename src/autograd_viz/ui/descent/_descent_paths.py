@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem
 
 from autograd_viz.core.descent.clip import clip_path
@@ -53,6 +55,7 @@ class PathLayers:
         self.box = (-np.inf, np.inf, -np.inf, np.inf)  # the surface's extent: paths clip to it
         self.limits = (-np.inf, np.inf)  # the heights the loss chart may follow a curve to
         self._y_range: tuple[float, float] | None = None
+        self._ticks_range: tuple[float, float] | None = None  # the heights ticks are for
         self.current = pg.ScatterPlotItem(size=15, brush="#ffffff")
         self.current.setZValue(12)
         surface_plot.addItem(self.current)
@@ -62,6 +65,9 @@ class PathLayers:
         # re-measure every item on every tick), and only when it changes.
         loss_plot.getPlotItem().vb.disableAutoRange()
         loss_plot.getAxis("left").enableAutoSIPrefix(False)
+        # The axis title takes its fullest form that fits the chart's height (a symlog
+        # title was cut at "linear w…"); the whole of it is the axis's tooltip.
+        loss_plot.getAxis("left").geometryChanged.connect(self._fit_title)
 
     def show(self, names: list[str]) -> None:
         """Have items for exactly these optimizers, in this order, and a legend for them."""
@@ -230,6 +236,7 @@ class PathLayers:
         ):
             self._y_range = wanted
             self.loss_plot.setYRange(*wanted, padding=0)
+            self._set_ticks(*wanted)  # ticks in what shows, never a bare axis
 
     def frame(self, sweep: Sweep) -> None:
         """A new sweep: choose the loss chart's scale for all its rates, cache the still
@@ -245,7 +252,7 @@ class PathLayers:
         # A model's training loss moves within a decade or two: a linear axis reads better.
         first = float(np.median(starts)) if starts.size else None
         self.axis = loss_axis(losses, minimum, sweep.kind != "function", first)
-        self.loss_plot.setLabel("left", self.axis.title)
+        self._fit_title()
         start = float(np.abs(starts - self.axis.offset).max()) if starts.size else 1.0
         cap = self.axis.cap(start + self.axis.offset)
         heights = self.axis.height(losses)
@@ -259,8 +266,7 @@ class PathLayers:
                 cap = min(cap, 3 * float(starts.max()))
         self.limits = (floor, cap)
         self._y_range = None
-        ticks = self.axis.ticks(floor, cap)
-        self.loss_plot.getAxis("left").setTicks([ticks] if ticks else None)
+        self._set_ticks(floor, cap)
         self.box = (
             float(sweep.ws[0]),
             float(sweep.ws[-1]),
@@ -272,6 +278,34 @@ class PathLayers:
                 # The heatmap and contours stay put while the slider moves: drawn once
                 # into a pixmap at screen resolution, then copied on every repaint.
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def _set_ticks(self, low: float, high: float) -> None:
+        axis = self.loss_plot.getAxis("left")
+        ticks = self.axis.ticks(low, high)
+        # Labels a line apart at least: symlog's 0 and ±1e−11 sit 0.3 apart and were drawn
+        # over each other. 0 is kept first (the minimum), then the largest heights.
+        line = QFontMetricsF(axis.style["tickFont"] or axis.font()).height() + 2
+        gap = (high - low) * line / max(axis.size().height(), 1.0)
+        kept: list[tuple[float, str]] = []
+        for tick in sorted(ticks, key=lambda t: (t[0] != 0, -abs(t[0]))):
+            if all(abs(tick[0] - other[0]) >= gap for other in kept):
+                kept.append(tick)
+        self._ticks_range = (low, high)
+        axis.setTicks([sorted(kept)] if kept else None)
+
+    def _fit_title(self) -> None:
+        axis = self.loss_plot.getAxis("left")
+        if self._ticks_range is not None:  # the chart's height changed: so did the room
+            self._set_ticks(*self._ticks_range)
+        room = axis.size().height() - 8
+        metrics = QFontMetricsF(axis.label.font())
+        forms = [self.axis.title, self.axis.short_title or self.axis.title]
+        title = next((t for t in forms if metrics.horizontalAdvance(t) <= room), None)
+        if title is None:
+            title = metrics.elidedText(forms[-1], Qt.TextElideMode.ElideRight, max(room, 0))
+        if axis.labelText != title:
+            axis.setLabel(title)
+        axis.setToolTip(self.axis.title)
 
     def current_items(self) -> list:
         """The items a slider tick changes (never cached)."""
