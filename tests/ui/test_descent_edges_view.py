@@ -98,3 +98,23 @@ def test_loss_axis_reads_at_every_rate_and_size(descent_pane, qtbot) -> None:
             for at, label in axis._tickLevels[0]:
                 value = float(label.replace("−", "-"))
                 assert descent_pane.paths.axis.height(np.array(value)) == pytest.approx(at)
+
+
+def test_markers_of_paths_that_leave_together_do_not_cover_each_other(descent_pane, qtbot) -> None:
+    """SGD and momentum share their first steps on Rosenbrock: both overflow at step 5 and
+    leave the surface at one point; each marker stays readable."""
+    descent_pane.set_function("rosenbrock")
+    descent_pane.set_optimizers(["sgd", "momentum", "adam"])
+    qtbot.waitUntil(
+        lambda: descent_pane.sweep is not None and len(descent_pane.sweep.runs) == 3,
+        timeout=60_000,
+    )
+    descent_pane.set_learning_rate(0.0382)
+    qtbot.wait(10)
+    for which in (0, 1):
+        shown = [m[which] for m in descent_pane.paths.marks.values() if m[which].isVisible()]
+        assert len(shown) >= 2  # SGD and momentum both overflow
+        rects = [m.sceneBoundingRect() for m in shown]
+        for i, a in enumerate(rects):
+            for b in rects[i + 1 :]:
+                assert not a.intersects(b), (which, a, b)

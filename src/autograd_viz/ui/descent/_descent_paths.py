@@ -199,9 +199,31 @@ class PathLayers:
                 marks_x.append(at)
                 marks_y.append(ys[at])
                 brushes.append(pg.mkBrush(colour))
+        self._stack_marks()
         self.current.setData(spots)
         self.loss_marker.setData(marks_x, marks_y, symbolBrush=brushes)
         self._follow(low, high)
+
+    def _stack_marks(self) -> None:
+        """Markers of optimizers that leave at the same place (SGD and momentum share their
+        first steps) go one under the other, away from the border, instead of on top."""
+        for which, plot in ((0, self.surface_plot), (1, self.loss_plot)):
+            (x0, x1), (y0, y1) = plot.getViewBox().viewRange()
+            placed: list[tuple[float, float]] = []
+            for marks in self.marks.values():
+                mark = marks[which]
+                if not mark.isVisible():
+                    continue
+                x, y = mark.pos().x(), mark.pos().y()
+                same = sum(
+                    abs(x - px) < 0.04 * (x1 - x0) and abs(y - py) < 0.04 * (y1 - y0)
+                    for px, py in placed
+                )
+                placed.append((x, y))
+                if same:
+                    ax, ay = mark.anchor.x(), mark.anchor.y()
+                    # anchor y 0 hangs the text below its point, 1 stands it above
+                    mark.setAnchor((ax, ay - 1.1 * same if ay < 0.5 else ay + 1.1 * same))
 
     def _curve(self, losses: np.ndarray) -> tuple[np.ndarray, np.ndarray, int | None]:
         """The loss curve's (steps, heights) up to where it leaves the chart's limits (then
