@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import pytest
@@ -149,6 +150,7 @@ def test_a_loss_over_a_dataset_is_batched_by_vmap_not_called_per_point() -> None
     answer = sweep_in_namespace(namespace, learning_rates=RATES, steps=20, resolution=16)
     assert answer["evaluation"] == "vmap"
     assert len(namespace["calls"]) < 100  # 4 rates × 21 steps + 256 surface points, batched
+
     def point_by_point(w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         values = [namespace["loss"](wi, bi) for wi, bi in zip(w, b, strict=True)]
         return torch.stack(values).to(w.dtype)
@@ -172,3 +174,20 @@ def test_how_a_loss_is_evaluated_and_a_sweep_without_its_surface() -> None:
     )
     assert answer["grid"] == [] and answer["ws"] == [] and answer["extent"] == [[-1, 2], [-2, 1]]
     assert len(answer["runs"]["sgd"]["paths"]) == 1
+
+
+def test_a_users_surface_is_framed_on_the_start_the_minimum_and_the_paths() -> None:
+    """A line fit's paths at big rates run dozens of units away: the window still frames
+    the start and the least-squares minimum (torch.linalg.lstsq) closely, not ±60."""
+    namespace = _namespace(DATASET_LOSS)
+    answer = sweep_in_namespace(namespace, steps=50, resolution=8)
+    (w0, w1), (b0, b1) = answer["extent"]
+    x, y = namespace["x"].double(), namespace["y"].double()
+    design = torch.stack([x, torch.ones_like(x)], dim=1)
+    w, b = torch.linalg.lstsq(design, y[:, None]).solution[:, 0].tolist()
+    distance = math.dist((0.5, 1.0), (w, b))
+    for point in ((0.5, 1.0), (w, b)):
+        assert w0 < point[0] < w1 and b0 < point[1] < b1
+    assert w1 - w0 < 5 * distance and b1 - b0 < 5 * distance
+    far = [max(abs(p[0]), abs(p[1])) for row in answer["runs"]["sgd"]["paths"] for p in row]
+    assert max(v for v in far if math.isfinite(v)) > 5 * (w1 - w0)  # some paths ran far

@@ -134,6 +134,48 @@ def auto_extent(paths: torch.Tensor, start: tuple[float, float]) -> Extent:
     )
 
 
+FRAME_REACH = 1.5  # the window reaches this many start-to-minimum distances from their middle
+FRAME_MARGIN = 0.15  # of the framed span, on each side
+
+
+def framed_extent(
+    fn: LossFn,
+    paths: torch.Tensor,
+    start: tuple[float, float],
+    device: str | torch.device | None = None,
+) -> Extent:
+    """The window a user's surface is computed and shown on: the start, the lowest point of
+    a coarse look over where the paths go, and the paths' points near those two, with a
+    margin. A window around everything the paths reach made them a dot (±60 for a line
+    fit); paths that run further are cut at its border with a marker."""
+    wide = auto_extent(paths, start)
+    ws, bs, grid = surface(fn, wide, 48, device)
+    finite = torch.isfinite(grid)
+    anchor = torch.tensor(start, dtype=torch.float64)
+    if finite.any():
+        lowest = torch.where(finite, grid, torch.inf).argmin()
+        row, col = divmod(int(lowest), grid.shape[1])
+        minimum = torch.tensor([float(ws[col]), float(bs[row])], dtype=torch.float64)
+    else:
+        minimum = anchor
+    centre = (anchor + minimum) / 2
+    reach = FRAME_REACH * max(
+        float((anchor - minimum).norm()), 0.01 * float(wide[0][1] - wide[0][0])
+    )
+    points = paths[..., :2].reshape(-1, 2).to(torch.float64)
+    points = points[torch.isfinite(points).all(dim=1)]
+    points = points[(points - centre).norm(dim=1) <= reach]
+    points = torch.cat([points, anchor[None], minimum[None]])
+    low, high = points.min(dim=0).values, points.max(dim=0).values
+    middle = (low + high) / 2
+    half = float((high - low).max()) / 2 * (1 + 2 * FRAME_MARGIN)
+    half = max(half, 1e-3 * max(1.0, float(middle.abs().max())))
+    return (
+        (float(middle[0]) - half, float(middle[0]) + half),
+        (float(middle[1]) - half, float(middle[1]) + half),
+    )
+
+
 def _find_loss(namespace: dict[str, Any], name: str) -> LossFn:
     fn = namespace.get(name)
     if fn is None:
@@ -233,7 +275,7 @@ def sweep_in_namespace(
         extent = (
             ((float(bounds[0][0]), float(bounds[0][1])), (float(bounds[1][0]), float(bounds[1][1])))
             if bounds
-            else auto_extent(next(iter(runs.values())).paths, start_point)
+            else framed_extent(fn, torch.cat([run.paths for run in runs.values()]), start_point, on)
         )
         if resolution <= 0:
             none = torch.empty(0, dtype=torch.float64)
