@@ -141,3 +141,38 @@ def test_a_path_is_cut_at_the_border() -> None:
     back = np.array([[0.0, 0.0], [3.0, 0.0], [0.5, 0.0]])
     drawn, left, _ = clip_path(back, box)
     assert left is None and np.allclose(drawn[[0, 1, 3, 4]], [[0, 0], [1, 0], [1, 0], [0.5, 0]])
+
+
+@pytest.mark.parametrize(
+    ("points", "kind"),
+    [
+        ([(1.0 * 0.5**k, 0.0) for k in range(40)], "converges"),  # straight in, settles
+        ([(1.0 - 0.01 * k, 0.0) for k in range(20)], "wanders"),  # downhill, still moving
+        ([((-0.6) ** k, 0.3 * (-0.6) ** k) for k in range(40)], "oscillates"),  # then settles
+        (  # momentum's spiral, not settled yet
+            [(0.97**k * math.cos(k), 0.97**k * math.sin(k)) for k in range(30)],
+            "oscillates",
+        ),
+        ([((-1.0) ** k, 0.5) for k in range(30)], "bounces"),  # the same loss forever
+        ([((-1.3) ** k, 0.0) for k in range(30)], "diverges"),  # each overshoot further
+    ],
+)
+def test_classes_without_a_known_minimum(points, kind: str) -> None:
+    """The user's own loss has no known minimum: the path's loss and turns classify it."""
+    caption = describe_path(_path(points), 0.1, None)
+    assert caption.kind == kind, caption.text
+    if kind == "diverges":
+        assert "too large" in caption.text and "falls" not in caption.text
+
+
+def test_a_user_loss_that_overflows_upward_is_not_said_to_fall() -> None:
+    namespace: dict = {}
+    exec("def loss(w, b):\n    return (w - 1) ** 2 + 4 * (b + 0.5) ** 2\n", namespace)
+    path = descend(namespace["loss"], (0.5, 1.0), 2.0, 400)
+    k = overflow_step(path)
+    assert k is not None and float(path[k, 2]) == math.inf  # torch's loss overflows upward
+    caption = describe_path(path, 2.0, None)
+    assert caption.kind == "diverges" and "falls" not in caption.text
+    assert caption.text.endswith(f"loss = inf at step {k}")
+    falling = descend(lambda w, b: -(w**2) - b**2, (0.5, 1.0), 0.5, 2000)
+    assert "falls without bound" in describe_path(falling, 0.5, None).text

@@ -74,6 +74,12 @@ def test_users_loss_is_swept_in_the_kernel(qtbot, pane) -> None:
     b = pane.sweep.bs[9]
     assert pane.sweep.grid[9, 5] == pytest.approx((w - 1) ** 2 + 4 * (b + 0.5) ** 2)
 
+    with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
+        pane.set_optimizers(["sgd", "momentum", "adam"])
+    assert list(pane.sweep.runs) == ["sgd", "momentum", "adam"]  # as ticked, as built-ins
+    legend = [label.text for _, label in pane.paths.legend.items]
+    assert legend == ["SGD", "Momentum", "Adam"]
+
     (message,) = _run(qtbot, pane, "def loss(w, b):\n    return w / 0 + 1 / 0\n", pane.sweep_failed)
     assert message.startswith("Your code raised ZeroDivisionError")
     assert "ZeroDivisionError" in pane.message.toolTip()  # the traceback, for the curious

@@ -78,6 +78,75 @@ def turns(path: torch.Tensor, target: torch.Tensor | None = None) -> int:
     return max(back, crossed)
 
 
+def turning_angle(path: torch.Tensor) -> float:
+    """How far the path's direction turns in all, in radians: a spiral around a minimum
+    (momentum's overshoot) turns past a full circle without ever stepping straight back."""
+    finite = path[torch.isfinite(path).all(dim=1), :2]
+    moves = finite[1:] - finite[:-1]
+    size = torch.linalg.vector_norm(moves, dim=1)
+    moves = moves[size > 1e-12 * max(float(size.max()) if len(size) else 0.0, 1e-300)]
+    if len(moves) < 2:
+        return 0.0
+    angles = torch.atan2(moves[:, 1], moves[:, 0])
+    change = torch.remainder(angles[1:] - angles[:-1] + math.pi, 2 * math.pi) - math.pi
+    return float(change.abs().sum())
+
+
+def _describe_without_minimum(
+    path: torch.Tensor, lr: str, steps: int, overflow: int | None, tolerance: float
+) -> Caption:
+    # The user's own loss: no known minimum to measure against, so the path's own loss
+    # and turns say what it does, in the same words as for a built-in function.
+    losses = path[:, 2]
+    first = float(losses[0])
+    if overflow is not None:
+        before = float(losses[overflow - 1]) if overflow > 0 else first
+        if float(losses[overflow]) == -math.inf or (
+            not math.isnan(float(losses[overflow])) and before < first
+        ):
+            words = f"the loss falls without bound: {_overflow_words(path, overflow)}"
+            return Caption("diverges", f"{lr} — {words}", None)
+        return Caption(
+            "diverges",
+            f"{lr} — too large: each step overshoots further and the path diverges; "
+            f"{_overflow_words(path, overflow)}",
+            None,
+        )
+    last = float(losses[-1])
+    if last < -DIVERGED:
+        return Caption("diverges", f"{lr} — the loss falls without bound", None)
+    if last > first + 1e-9 * max(1.0, abs(first)):
+        return Caption(
+            "diverges",
+            f"{lr} — too large: each step overshoots further and the path diverges "
+            f"(the loss grew from {first:.3g} to {last:.3g} in {_steps(steps)})",
+            None,
+        )
+    moved = float(torch.linalg.vector_norm(path[-1, :2] - path[-2, :2]))
+    turned = turns(path) > 1 or turning_angle(path) > 1.5 * math.pi
+    settled = f"w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}"
+    if moved <= tolerance:
+        if turned:
+            return Caption(
+                "oscillates", f"{lr} — overshoots and oscillates, then settles at {settled}", None
+            )
+        return Caption("converges", f"{lr} — settles at {settled}", None)
+    tail = losses[-min(len(losses), 10) :]
+    if turned and float(tail.max() - tail.min()) <= 1e-9 * max(1.0, abs(float(tail.max()))):
+        return Caption(
+            "bounces",
+            f"{lr} — bounces between the valley walls forever, the loss stuck at {last:.3g}",
+            None,
+        )
+    if turned:
+        return Caption(
+            "oscillates",
+            f"{lr} — overshoots and oscillates, still moving after {_steps(steps)}",
+            None,
+        )
+    return Caption("wanders", f"{lr} — still moving after {_steps(steps)}", None)
+
+
 def describe_path(
     path: torch.Tensor,
     learning_rate: float,
@@ -89,22 +158,7 @@ def describe_path(
     steps = len(path) - 1
     overflow = overflow_step(path)
     if minimum is None:
-        if overflow is not None:
-            return Caption(
-                "diverges",
-                f"{lr} — the loss falls without bound: {_overflow_words(path, overflow)}",
-                None,
-            )
-        if float(path[-1, 2]) < -DIVERGED:
-            return Caption("diverges", f"{lr} — the loss falls without bound", None)
-        moved = float(torch.linalg.vector_norm(path[-1, :2] - path[-2, :2]))
-        if moved <= tolerance:
-            return Caption(
-                "converges",
-                f"{lr} — settles at w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}",
-                None,
-            )
-        return Caption("wanders", f"{lr} — still moving after {_steps(steps)}", None)
+        return _describe_without_minimum(path, lr, steps, overflow, tolerance)
     target = torch.tensor(minimum, dtype=path.dtype)
     distance = torch.linalg.vector_norm(path[:, :2] - target, dim=1)
     reached = steps_to_minimum(path, minimum, tolerance)

@@ -259,7 +259,10 @@ def sweep_from_kernel(
     computed = np.zeros(len(rates), dtype=bool)
     computed[indices] = True
     runs = {}
-    for name, data in result["runs"].items():
+    # In the order the learner ticked them (the kernel's JSON may sort its keys).
+    order = [n for n in key[1] if n in result["runs"]] if len(key) > 1 else []
+    for name in order + [n for n in result["runs"] if n not in order]:
+        data = result["runs"][name]
         paths, grads = _array(data["paths"]), _array(data["grads"])
         run = Run(
             name,
