@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QColor, QTextDocument
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QStyle, QStyleOptionSlider
 
 from autograd_viz.core.descent.paths import FUNCTIONS, descend
+from autograd_viz.ui._plot_theme import DARK_PLOT
 from autograd_viz.ui.descent._descent_readout import readout_lines
 from autograd_viz.ui.descent._descent_sweep import Run, Sweep, sweep_stages, view_of
 from autograd_viz.ui.descent.descent_pane import DescentPane
@@ -230,6 +231,12 @@ def test_small_dark_window_keeps_everything_readable(qtbot) -> None:
     with qtbot.waitSignal(descent_pane.sweep_ready, timeout=60_000):
         descent_pane.set_optimizers(["sgd", "momentum", "adam"])
     assert legend.isVisible()
+    # The theme changed while the legend shows: its names are redrawn in the theme's colour.
+    for dark, colour in ((False, "#0f172a"), (True, DARK_PLOT[1])):
+        descent_pane.set_dark(dark)
+        for _, label in legend.items:
+            html = label.item.toHtml().lower()
+            assert QColor(colour).name() in html, (dark, html)
     # Three captions and readouts scroll; the loss chart keeps its height, inside the pane.
     assert descent_pane.loss_plot.height() >= 150
     assert (

@@ -124,7 +124,7 @@ def _describe_without_minimum(
         )
     moved = float(torch.linalg.vector_norm(path[-1, :2] - path[-2, :2]))
     turned = turns(path) > 1 or turning_angle(path) > 1.5 * math.pi
-    settled = f"w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}"
+    settled = f"w={float(path[-1, 0]):.3g}, b={float(path[-1, 1]):.3g}".replace("-", "−")
     if moved <= tolerance:
         if turned:
             return Caption(

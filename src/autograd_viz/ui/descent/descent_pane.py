@@ -251,6 +251,8 @@ class DescentPane(QWidget):
         legend.setBrush(pg.mkBrush(23, 23, 23, 215) if dark else pg.mkBrush(255, 255, 255, 215))
         legend.setPen(pg.mkPen(DARK_PLOT[1] if dark else LIGHT_PLOT[1]))
         legend.setLabelTextColor(DARK_PLOT[1] if dark else "#0f172a")
+        for _, label in legend.items:  # setLabelTextColor stores the colour, draws nothing
+            label.setText(label.text)
 
     def set_learning_rate(self, rate: float) -> None:
         """Move the slider to the position nearest `rate`."""
