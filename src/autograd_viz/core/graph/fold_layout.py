@@ -2,19 +2,25 @@
 in its parent's grid as one item, so frames nest and never overlap.
 
 Every level is a small layered layout on a grid of cells (one column per layer, one row
-per node): a node takes one cell, a folded group's box BOX_W × BOX_H cells, an open group
-its own block plus a margin for its frame and title. An item is put where no other item
-is, so nothing drawn at one level can land inside another's frame. A block's layout
-depends only on what is inside it, and is cached: opening one module re-lays out the
-levels that hold it, and closing it again gives back the same positions.
+per node) in which a node takes one cell and every group, folded or open, BOX_W × BOX_H
+cells: the level's layout does not depend on which of its groups are open, and is cached.
+The grid is then stretched for the groups bigger than that (a wide card, an open group's
+block with a margin for its frame and title): each such group's extra width is inserted
+as columns at its right edge, its extra height as rows at its bottom edge. Inserting
+space never makes two items overlap and keeps every edge going left to right, so opening
+a group moves nothing before it in its level (left of its right edge, above its bottom),
+moves everything else by a whole translation (right, down, or both), and does the same to
+its parent's level in turn; closing it again gives back the same positions.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import networkx as nx
 
@@ -28,6 +34,9 @@ MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 1, 2, 1  # around an open group's parts, i
 FRAME_INSET = 0.1  # a frame is drawn this far inside its block's margin (layout units)
 MARK_DOWN = 0.3  # a node's mark sits this far down its cell; its label hangs below
 BOX_INSET_X, BOX_INSET_Y = 0.08, 0.12
+
+NODE_CELL = (SUB, SUB)  # a node's place in a level's grid, in steps
+GROUP_CELL = (BOX_W * SUB, BOX_H * SUB)  # a group's, folded or open, before stretching
 
 Rect = tuple[float, float, float, float]  # left, bottom, right, top (data units, y up)
 
@@ -54,9 +63,15 @@ class Placed:
 class FoldLayout:
     """Lays out pictures of one fold tree, remembering each block it laid out."""
 
-    def __init__(self, tree: FoldTree) -> None:
+    def __init__(self, tree: FoldTree, base: nx.MultiDiGraph | None = None) -> None:
         self.tree = tree
         self._cache: dict[tuple, tuple[list[tuple[int, int]], int, int]] = {}
+        # Items sort in one order whatever is folded: a node by its place in a topological
+        # order of the whole graph, a group (folded or open) where its first node is.
+        self._rank: dict[str, int] = {}
+        self._weight: dict[str, int] = {}  # nodes inside a group, open all the way
+        if base is not None:
+            self._rank, self._weight = _ranks(base, tree)
 
     def place(
         self,
@@ -106,7 +121,7 @@ class FoldLayout:
             b = cv[depth] if depth < len(cv) else v
             if a != b:
                 level_edges[level].add((a, b))
-        order = _first_seen(g, home, tree)
+        order = self._rank or _first_seen(g, home, tree)
         widths = box_widths or {}
         sizes: dict[str, tuple[int, int]] = {
             v: (widths.get(v, BOX_W) * SUB, BOX_H * SUB) for v in box_ids
@@ -123,19 +138,31 @@ class FoldLayout:
                         max(blocks[k].width, least) + 2 * MARGIN_X,
                         blocks[k].height + MARGIN_TOP + MARGIN_BOTTOM,
                     )
-            members = sorted(items[key], key=lambda k: order.get(k, 0))
+            members = sorted(items[key], key=lambda k: order.get(boxes.get(k, k), 0))
             # Blocks of the same shape (a loop's iterations, a model's layers) share one
-            # layout: the key is the level's structure, not its ids.
+            # layout: the key is the level's structure, not its ids, nor what is open.
             at = {v: i for i, v in enumerate(members)}
-            shape = (
-                tuple(sizes.get(k, (SUB, SUB)) for k in members),
-                tuple(sorted((at[a], at[b]) for a, b in level_edges[key])),
+            grid = tuple(
+                GROUP_CELL if k in box_ids or k in open_groups else NODE_CELL for k in members
             )
-            cached = self._cache.get(shape)
-            if cached is None:
-                cached = self._cache[shape] = _lay_out_level(*shape)
-            cells, width, height = cached
-            return _Block({members[i]: cell for i, cell in enumerate(cells)}, width, height)
+            edges = sorted((at[a], at[b]) for a, b in level_edges[key])
+            cells: list[tuple[int, int]] = [(0, 0)] * len(members)
+            width = top = 0
+            # Parts not joined to each other are laid out and stretched apart, one under
+            # the other: opening a group in one moves nothing of another sideways.
+            weights = [self._weight.get(boxes.get(k, k), 1) for k in members]
+            for part, part_edges in _components(edges, weights):
+                shape = (tuple(grid[v] for v in part), part_edges)
+                cached = self._cache.get(shape)
+                if cached is None:
+                    cached = self._cache[shape] = _lay_out_level(*shape)
+                part_cells, part_width, part_height = _stretched(
+                    *cached, shape[0], [sizes.get(members[v], NODE_CELL) for v in part]
+                )
+                for v, (c, r) in zip(part, part_cells, strict=True):
+                    cells[v] = (c, r + top)
+                width, top = max(width, part_width), top + part_height
+            return _Block({members[i]: cell for i, cell in enumerate(cells)}, width, top)
 
         root = block(ROOT)
         placed = Placed()
@@ -166,6 +193,95 @@ class FoldLayout:
 
         put(ROOT, root, 0.0, 0.0)
         return placed
+
+
+def _ranks(base: nx.MultiDiGraph, tree: FoldTree) -> tuple[dict[str, int], dict[str, int]]:
+    """Each node's place in a topological order of the whole graph, and each group's:
+    that of its first node (so a model reads in the order its modules ran); and how many
+    nodes each group holds."""
+    rank: dict[str, int] = {}
+    weight: dict[str, int] = {}
+    for i, v in enumerate(nx.topological_sort(base)):
+        rank[v] = i
+        key = tree.owner.get(v, ROOT)
+        while key is not None:
+            rank[key] = min(rank.get(key, i), i)
+            weight[key] = weight.get(key, 0) + 1
+            key = tree.groups[key].parent
+    return rank, weight
+
+
+def _components(
+    edges: list[tuple[int, int]], weights: list[int]
+) -> list[tuple[list[int], tuple[tuple[int, int], ...]]]:
+    """A level's items in parts joined by its edges (each part's items and its edges, by
+    index within the part); the items joined to nothing make one last part (laid out in
+    rows under the rest). The part holding the most nodes goes first (the model), the
+    others under it in the order they ran."""
+    n = len(weights)
+    parent = list(range(n))
+
+    def root(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    joined = [False] * n
+    for a, b in edges:
+        if a != b:
+            joined[a] = joined[b] = True
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+    parts: dict[int, list[int]] = {}
+    local: list[int] = [0] * n  # each item's index within its part
+    for v in range(n):
+        part = parts.setdefault(root(v) if joined[v] else n, [])
+        local[v] = len(part)
+        part.append(v)
+    inner: dict[int, list[tuple[int, int]]] = {}
+    for a, b in edges:
+        inner.setdefault(root(a), []).append((local[a], local[b]))
+    size = {key: sum(weights[v] for v in part) for key, part in parts.items()}
+    order = sorted(parts, key=lambda key: (key == n, -size[key], key))
+    return [(parts[key], tuple(inner.get(key, ()))) for key in order]
+
+
+def _stretched(
+    cells: list[tuple[int, int]],
+    width: int,
+    height: int,
+    grid: tuple[tuple[int, int], ...],
+    sizes: list[tuple[int, int]],
+) -> tuple[list[tuple[int, int]], int, int]:
+    """A level laid out on its grid, made room in for items bigger than their grid place:
+    each one's extra width inserted as columns at its right edge, its extra height as rows
+    at its bottom edge. Items keep their order across and down, so none overlap and
+    every edge still goes left to right; each moves by the room inserted before it. An
+    item smaller than its place keeps the whole place (its neighbours stay put)."""
+    cuts_x = sorted(
+        (c + gw, w - gw)
+        for (c, _), (gw, _), (w, _) in zip(cells, grid, sizes, strict=True)
+        if w > gw
+    )
+    cuts_y = sorted(
+        (r + gh, h - gh)
+        for (_, r), (_, gh), (_, h) in zip(cells, grid, sizes, strict=True)
+        if h > gh
+    )
+    if not cuts_x and not cuts_y:
+        return cells, width, height
+    at_x, room_x = [c for c, _ in cuts_x], [0, *accumulate(d for _, d in cuts_x)]
+    at_y, room_y = [r for r, _ in cuts_y], [0, *accumulate(d for _, d in cuts_y)]
+    moved = [
+        (c + room_x[bisect_right(at_x, c)], r + room_y[bisect_right(at_y, r)]) for c, r in cells
+    ]
+    return (
+        moved,
+        max(c + max(g[0], s[0]) for (c, _), g, s in zip(moved, grid, sizes, strict=True)),
+        max(r + max(g[1], s[1]) for (_, r), g, s in zip(moved, grid, sizes, strict=True)),
+    )
 
 
 def _first_seen(g: nx.MultiDiGraph, home: Mapping[str, str], tree: FoldTree) -> dict[str, int]:
