@@ -412,7 +412,7 @@ def _drawn_graph(
     drawn = DrawnGraph()
     drawn.keys = keys
     for v, data in g.nodes(data=True):
-        item: DrawnNode = data["item"]
+        item: DrawnNode = replace(data["item"])  # its own, as above
         item.x, item.y = positions[v]
         drawn.nodes[v] = item
     drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
