@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
 # Below this many markers, painting them all costs less than keeping the image.
@@ -176,5 +176,7 @@ class MarkerItem(pg.ScatterPlotItem):
         painter.end()
         painter = QPainter(image)
         painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
-        painter.drawImage(box, patch, QRect(margin, margin, box.width(), box.height()))
+        # The source rectangle is in the patch's own pixels: the screen's, not logical.
+        source = QRectF(margin, margin, box.width(), box.height())
+        painter.drawImage(QRectF(box), patch, QRectF(source.topLeft() * dpr, source.size() * dpr))
         painter.end()
