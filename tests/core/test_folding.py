@@ -272,3 +272,56 @@ def test_a_step_inside_a_folded_card_says_which_card() -> None:
     assert inside
     for step in inside:
         assert step.caption.endswith(f"  · inside {folded.folds[repeat].title}"), step.caption
+
+
+def test_opening_one_layer_moves_nothing_before_it_and_the_rest_only_by_translations() -> None:
+    trace, _ = _run(TRANSFORMER, LAYERS=4)
+    first = drawn_graph(trace, None)
+    folding = first.folding
+    (repeat,) = [k for k, f in first.folds.items() if f.kind == REPEAT]
+    layer = first.folds[repeat].children[1]  # model.1.layers.1: one of four layer cards
+    before = drawn_graph(trace, first.collapsed - {repeat}, folding=folding)
+    after = drawn_graph(trace, before.collapsed - {layer}, folding=folding)
+    _check_frames(before)
+    _check_frames(after)
+    card = before.boxes[box_id(layer)]  # left, bottom, right, top
+    chain = {layer, *folding.tree.ancestors(layer)}
+
+    def moved(a, b) -> tuple[float, float]:
+        return (round(b[0] - a[0], 9), round(b[1] - a[1], 9))
+
+    kept = sorted(set(before.nodes) & set(after.nodes))
+    shift = {
+        k: moved((before.nodes[k].x, before.nodes[k].y), (after.nodes[k].x, after.nodes[k].y))
+        for k in kept
+    }
+    # What comes before the card in the flow (left of it, not below it) has not moved
+    # at all: the input, the first Linear's marks, the first layer's card.
+    earlier = [k for k in kept if before.nodes[k].x < card[0] and before.nodes[k].y > card[1]]
+    assert box_id(first.folds[repeat].children[0]) in earlier
+    assert len(earlier) >= 8 and all(shift[k] == (0.0, 0.0) for k in earlier)
+    # The rest moved right and/or down as whole pieces: each by one of a few translations,
+    # never left or up, and nothing arranged anew inside any frame or card.
+    assert all(dx >= 0 and dy <= 0 for dx, dy in shift.values())
+    assert len(set(shift.values())) <= 4
+    assert shift[box_id(first.folds[repeat].children[2])][0] > 0  # layers.2 made room
+    for key in set(before.frames) & set(after.frames) - chain:
+        frame_shift = moved(before.frames[key][:2], after.frames[key][:2])
+        assert moved(before.frames[key][2:], after.frames[key][2:]) == frame_shift
+        assert {shift[k] for k in before.groups[key] if k in shift} <= {frame_shift}
+    for box in set(before.boxes) & set(after.boxes):
+        box_shift = moved(before.boxes[box][:2], after.boxes[box][:2])
+        assert box_shift == moved(before.boxes[box][2:], after.boxes[box][2:]) == shift[box]
+    # The frames that hold the opened layer keep their top left and only grow.
+    for key in chain & set(before.frames):
+        (l0, b0, r0, t0), (l1, b1, r1, t1) = before.frames[key], after.frames[key]
+        assert (l1, t1) == (l0, t0) and r1 >= r0 and b1 <= b0
+    # Its own frame starts where its card was.
+    assert after.frames[layer][0] == pytest.approx(card[0], abs=0.3)
+    assert after.frames[layer][3] == pytest.approx(card[3], abs=0.3)
+    # And closing it puts everything back.
+    again = drawn_graph(trace, after.collapsed | {layer}, folding=folding)
+    assert {k: (n.x, n.y) for k, n in again.nodes.items()} == {
+        k: (n.x, n.y) for k, n in before.nodes.items()
+    }
+    assert again.frames == before.frames and again.boxes == before.boxes

@@ -72,7 +72,7 @@ class Folding:
     def __init__(self, trace: Trace, g: nx.MultiDiGraph) -> None:
         self.trace, self.base = trace, g
         self.tree: FoldTree = fold_tree(trace, g)
-        self.layout = FoldLayout(self.tree)
+        self.layout = FoldLayout(self.tree, g)
         self.sizes = self.tree.sizes()
         self.info = {k: self._info(k) for k in self.tree.walk() if k != ROOT}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
@@ -364,7 +364,10 @@ def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnG
     drawn = DrawnGraph()
     drawn.keys = stable_keys(g)
     for v, data in g.nodes(data=True):
-        item: DrawnNode = data["item"]
+        # A copy: the base graph's nodes are shared by every picture of this folding,
+        # and placing them in this one must not move them in another (one on screen
+        # while this one is laid out on a worker thread).
+        item: DrawnNode = replace(data["item"])
         item.x, item.y = placed.positions[v]
         drawn.nodes[v] = item
     drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]
@@ -409,7 +412,7 @@ def _drawn_graph(
     drawn = DrawnGraph()
     drawn.keys = keys
     for v, data in g.nodes(data=True):
-        item: DrawnNode = data["item"]
+        item: DrawnNode = replace(data["item"])  # its own, as above
         item.x, item.y = positions[v]
         drawn.nodes[v] = item
     drawn.edges = [(u, v) for u, v, _ in g.edges(keys=True)]

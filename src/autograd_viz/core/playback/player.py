@@ -116,7 +116,9 @@ class Player:
         self._captions = _Captions(self._index, graph)
         # Per mode, built when the mode is first shown.
         self._steps: dict[str, list[Step]] = {}
-        self._first_lit: dict[str, dict[str, int]] = {}
+        # Per mode, each node in the order it first lights up, with that step's number:
+        # the nodes visited by a position are a prefix, found by bisection, not a scan.
+        self._first_lit: dict[str, tuple[list[str], list[int]]] = {}
         self.freeing = freeing(trace)
         # A second backward's error step rings the freed node(s) it ran into.
         self._error_lit = second_backward_errors(trace, self.freeing)
@@ -274,8 +276,8 @@ class Player:
     def frame(self) -> Frame:
         """What to draw now."""
         self.steps_in(self.mode)
-        first = self._first_lit[self.mode]
-        visited = {key for key, at in first.items() if at <= self.position}
+        keys, at = self._first_lit[self.mode]
+        visited = set(keys[: bisect_right(at, self.position)])
         index = self.event_index()
         labels: dict[str, tuple[str, str]] = {}
         for t in self.trace.tensors:
@@ -339,12 +341,12 @@ class Player:
                         steps.append(replace(step, opened_from=whole))
         return steps
 
-    def _first_lit_at(self, steps: list[Step]) -> dict[str, int]:
-        first: dict[str, int] = {}
+    def _first_lit_at(self, steps: list[Step]) -> tuple[list[str], list[int]]:
+        first: dict[str, int] = {}  # in order of first lighting: step numbers ascend
         for step in steps:
             for key in step.lit:
                 first.setdefault(key, step.number)
-        return first
+        return list(first), list(first.values())
 
     def _drawn(self, *ids: Any) -> frozenset[str]:
         alias = self.graph.alias

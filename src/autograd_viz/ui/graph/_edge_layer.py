@@ -8,6 +8,7 @@ again), a moved view or a new look paints the image afresh.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,17 +30,18 @@ class EdgeLayer:
         self,
         painter: QPainter,
         key: Any,
-        lines: np.ndarray,
+        lines: Callable[[np.ndarray], np.ndarray],
         solid: np.ndarray,
         pens: tuple[QPen, QPen],
     ) -> None:
-        """Paint `lines` ((n, 4), screen pixels): those where `solid` with the first pen,
-        the rest with the second (faded) one. `key` names the view and looks: a new key
-        paints everything again."""
+        """Paint the edges: where `solid`, with the first pen, the rest with the second
+        (faded) one. `lines(mask)` gives the chosen edges' strokes ((k, 4), screen pixels),
+        made only for the edges painted. `key` names the view and looks: a new key paints
+        everything again."""
         device = painter.device()
         ratio = device.devicePixelRatioF() if device is not None else 1.0
         size = painter.viewport().size()
-        key = (key, size.width(), size.height(), ratio, len(lines))
+        key = (key, size.width(), size.height(), ratio, len(solid))
         image, previous = self._image, self._solid
         if key != self._key or image is None or previous is None or bool((previous & ~solid).any()):
             image = QImage(
@@ -49,11 +51,11 @@ class EdgeLayer:
             )
             image.setDevicePixelRatio(ratio)
             image.fill(Qt.GlobalColor.transparent)
-            self._paint(image, pens[1], lines[~solid])
-            self._paint(image, pens[0], lines[solid])
+            self._paint(image, pens[1], lines(~solid))
+            self._paint(image, pens[0], lines(solid))
         else:
             # Only more edges turned solid: the solid pen covers their faded pixels exactly.
-            self._paint(image, pens[0], lines[solid & ~previous])
+            self._paint(image, pens[0], lines(solid & ~previous))
         self._key, self._image, self._solid = key, image, solid.copy()
         painter.drawImage(QPoint(0, 0), image)
 

@@ -291,12 +291,13 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         # An SVG export gets vector lines, not the layer's picture of them.
         layered = dense and painter.paintEngine().type() == QPaintEngine.Type.Raster
         if layered:
-            ordinary = drawn & (code <= 2)  # normal, faded or hot: not untracked or cut
+            ordinary = np.flatnonzero(drawn & (code <= 2))  # not untracked or cut
             self._edge_layer.paint(
                 painter,
                 (self._geometry[0] if self._geometry else None, id(c)),
-                _with_wings(geometry, np.flatnonzero(ordinary)),
-                np.tile(solid[ordinary], 3),
+                # Strokes made only for the edges the layer paints: a step paints a few.
+                lambda chosen: _with_wings(geometry, ordinary[chosen]),
+                solid[ordinary],
                 (QPen(looks["normal"][0], 0), QPen(looks["faded"][0], 0)),
             )
         for look, (colour, width, dash) in looks.items():

@@ -31,6 +31,7 @@ from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob, RefoldJob
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
+from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
@@ -70,7 +71,7 @@ class GraphCanvas(pg.PlotWidget):
         self.freed_at_end: set[str] = set()
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
-        self._markers = pg.ScatterPlotItem(
+        self._markers = MarkerItem(
             pxMode=True,
             hoverable=True,
             tip=self._tooltip,
