@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.resources import EXAMPLES
+from autograd_viz.ui.graph._fold_painting import frame_title_rects
 from autograd_viz.ui.graph._graph_style import STYLES
 from autograd_viz.ui.graph._minimap import MINIMAP_MIN_NODES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
@@ -255,21 +256,32 @@ def _label_rects(canvas: GraphCanvas) -> list[QRectF]:
     else:
         overlay._paint_edge_labels(painter)
     painter.end()
-    return painter.text_rects
+    # The frames' titles, painted under the labels: a name alone may touch one's padding
+    # (a line's leading), never its text.
+    titles = frame_title_rects(transform, canvas.graph, overlay._op_font, QRectF(image.rect()))
+    return painter.text_rects + [rect.adjusted(2, 3, -2, -3) for _, rect in titles]
 
 
-@pytest.mark.parametrize("model", ["transformer", "cnn", "rnn", "linear_step"])
+@pytest.mark.parametrize(
+    "model", ["transformer", "transformer_target", "cnn", "rnn", "linear_step"]
+)
 def test_no_two_labels_overlap_folded_open_or_mid_backward(qtbot, model) -> None:
     from tests.core.test_folding import CNN, TRANSFORMER
     from tests.core.test_folding import RNN as LOOP
 
     sources = {
         "transformer": TRANSFORMER.replace("LAYERS", "2"),
+        # y_true goes just above the model's frame: its label met the frame's title
+        "transformer_target": TRANSFORMER.replace("LAYERS", "2").replace(
+            "loss = model(X).pow(2).mean()",
+            "y_true = torch.randn(2, 5, 1)\nloss = ((model(X) - y_true) ** 2).mean()",
+        ),
         "cnn": CNN,
         "rnn": LOOP.replace("STEPS", "12"),
         "linear_step": (EXAMPLES / "linear_step.py").read_text(encoding="utf-8"),
     }
-    canvas = _canvas(qtbot, (1000, 650))
+    # The target's case at the graph pane's size in a 1400×860 window, where it showed.
+    canvas = _canvas(qtbot, (870, 440) if model == "transformer_target" else (1000, 650))
     _show(qtbot, canvas, sources[model])
     states = ["folded", "open", "zoomed", "backward"]
     counts: dict[str, int] = {}

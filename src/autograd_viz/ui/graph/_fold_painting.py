@@ -59,18 +59,10 @@ def _kind_colour(kind: str, colours: CanvasColours) -> QColor:
     return QColor(LOOP_COLOUR if kind in (LOOP, ITERATION, MIDDLE) else colours.group)
 
 
-def paint_frames(
-    painter: QPainter,
-    transform: QTransform,
-    graph: DrawnGraph,
-    colours: CanvasColours,
-    font: QFont,
-) -> None:
-    """A dashed frame around each open group, its title in the band along its top where
-    the zoom leaves room for it (and elided to the frame's width)."""
-    metrics = QFontMetricsF(font)
-    painter.setFont(font)
-    view = QRectF(painter.viewport())
+def _shown_frames(
+    transform: QTransform, graph: DrawnGraph, view: QRectF
+) -> list[tuple[str, QRectF]]:
+    """The frames big enough to see and inside `view`, in screen pixels."""
     keys, rects = _frame_arrays(graph)
     # Every frame mapped at once (a long loop opened in full has thousands); one a few
     # pixels wide says nothing at this zoom, and one outside the view is not drawn.
@@ -83,14 +75,63 @@ def paint_frames(
     keep = (right - left >= MIN_FRAME_PX) & (bottom - top >= MIN_FRAME_PX)
     keep &= (right >= view.left()) & (left <= view.right())
     keep &= (bottom >= view.top()) & (top <= view.bottom())
-    shown = [
+    return [
         (keys[i], QRectF(left[i], top[i], right[i] - left[i], bottom[i] - top[i]))
         for i in np.flatnonzero(keep)
     ]
+
+
+def _title_plate(
+    info, box: QRectF, metrics: QFontMetricsF, row_px: float
+) -> tuple[str, QRectF] | None:
+    # The title sits on the frame's top edge, as a fieldset's legend does: the rows leave
+    # half a row between frames and what they hold, so it fits at every zoom that leaves
+    # a row more than about a line of text.
+    if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 60:
+        return None
+    room = box.width() - 20
+    # The class or count goes first where the name and it do not both fit.
+    heading = info.heading if metrics.horizontalAdvance(info.heading) <= room else info.title
+    text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
+    width = metrics.horizontalAdvance(text)
+    return text, QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
+
+
+def _row_px(transform: QTransform) -> float:
+    return abs(transform.map(QPointF(0, 0)).y() - transform.map(QPointF(0, 1)).y())
+
+
+def frame_title_rects(
+    transform: QTransform, graph: DrawnGraph, font: QFont, view: QRectF
+) -> list[tuple[str, QRectF]]:
+    """Where the frames' titles are drawn, in screen pixels: node labels keep clear of them
+    (y_true's value line, above the model's frame, was written over its title)."""
+    if not graph.frames:
+        return []
+    metrics, row_px = QFontMetricsF(font), _row_px(transform)
+    plates = []
+    for key, box in _shown_frames(transform, graph, view):
+        plate = _title_plate(graph.folds.get(key), box, metrics, row_px)
+        if plate is not None:
+            plates.append((key, plate[1]))
+    return plates
+
+
+def paint_frames(
+    painter: QPainter,
+    transform: QTransform,
+    graph: DrawnGraph,
+    colours: CanvasColours,
+    font: QFont,
+) -> None:
+    """A dashed frame around each open group, its title in the band along its top where
+    the zoom leaves room for it (and elided to the frame's width)."""
+    metrics = QFontMetricsF(font)
+    painter.setFont(font)
+    shown = _shown_frames(transform, graph, QRectF(painter.viewport()))
     many = len(shown) > MANY_FRAMES  # then plain lines: dashes and fills cost a frame's time
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, not many)
-    row_px = abs(transform.map(QPointF(0, 0)).y() - transform.map(QPointF(0, 1)).y())
-    background = QColor(colours.background)
+    row_px = _row_px(transform)
     for key, box in shown:
         info = graph.folds.get(key)
         kind = info.kind if info is not None else ""
@@ -104,24 +145,17 @@ def paint_frames(
             # translucent fills, at a fraction of the cost of blending big areas.
             depth = info.depth if info is not None else 1
             painter.setPen(QPen(colour, 1.0, Qt.PenStyle.DashLine))
-            painter.setBrush(_tint(colour, background, min(0.3, 0.055 * depth)))
+            painter.setBrush(_tint(colour, QColor(colours.background), min(0.3, 0.055 * depth)))
             painter.drawRoundedRect(box, 6, 6)
-        # The title sits on the frame's top edge, as a fieldset's legend does: the rows
-        # leave half a row between frames and what they hold, so it fits at every zoom
-        # that leaves a row more than about a line of text.
-        if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 60:
+        plate = _title_plate(info, box, metrics, row_px)
+        if plate is None:
             continue
-        room = box.width() - 20
-        # The class or count goes first where the name and it do not both fit.
-        heading = info.heading if metrics.horizontalAdvance(info.heading) <= room else info.title
-        text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
-        width = metrics.horizontalAdvance(text)
-        plate = QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
+        text, rect = plate
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(colours.background))
-        painter.drawRect(plate)
+        painter.drawRect(rect)
         painter.setPen(colour)
-        painter.drawText(QPointF(plate.x() + 3, plate.y() + metrics.ascent()), text)
+        painter.drawText(QPointF(rect.x() + 3, rect.y() + metrics.ascent()), text)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
 
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QTransform
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, UNTRACKED
-from autograd_viz.ui.graph._fold_painting import screen_rect
+from autograd_viz.ui.graph._fold_painting import frame_title_rects, screen_rect
 from autograd_viz.ui.graph._graph_style import STYLES
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
@@ -181,6 +181,12 @@ class LabelPainting:
             marks.append((key, QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)))
         if transform is not None:  # the cards, where the layout's rectangles are known
             marks += [(k, screen_rect(transform, r)) for k, r in self._graph.boxes.items()]
+        if transform is not None:
+            # The frames' titles, painted under the labels: a label with its value lines
+            # keeps clear of them (y_true's, above the model's frame, was written over
+            # its title); a name alone may touch one, as it may a mark.
+            titles = frame_title_rects(transform, self._graph, self._op_font, QRectF(view))
+            marks += [(f"frame {key}", rect) for key, rect in titles]
         placer = LabelPlacer(marks)
         self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
         # Names before operations, left to right: where two collide, a tensor keeps its
