@@ -91,10 +91,13 @@ class LossAxis:
         ticks = [(0.0, "0")]
         first = math.floor(math.log10(self.threshold))
         top = max(abs(low), abs(high))
-        decades = [d for d in range(first, 308) if float(self.height(10.0**d + self.offset)) <= top]
-        every = max(1, len(decades) // 6 + 1)
-        for d in decades[::every]:
-            at = float(self.height(10.0**d + self.offset))
+        # Every decade's height in one numpy call: a slider tick may ask for ticks anew.
+        powers = np.arange(first, 308)
+        heights = self.height(10.0 ** powers.astype(float) + self.offset)
+        kept = np.flatnonzero(heights <= top)
+        every = max(1, len(kept) // 6 + 1)
+        for i in kept[::every]:
+            d, at = int(powers[i]), float(heights[i])
             if at <= high:
                 ticks.append((at, _decade(d)))
             if -at >= low:
