@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QGraphicsItem
@@ -299,7 +300,8 @@ class PathLayers:
             if item not in self.current_items():
                 # The heatmap and contours stay put while the slider moves: drawn once
                 # into a pixmap at screen resolution, then copied on every repaint.
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+                for part in (item, *item.childItems()):
+                    part.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def _set_ticks(self, low: float, high: float) -> None:
         axis = self.loss_plot.getAxis("left")
@@ -317,6 +319,8 @@ class PathLayers:
 
     def _fit_title(self) -> None:
         axis = self.loss_plot.getAxis("left")
+        if not shiboken6.isValid(axis):
+            return  # the pane is being torn down: its axis's last resize
         if self._ticks_range is not None:  # the chart's height changed: so did the room
             self._set_ticks(*self._ticks_range)
         room = axis.size().height() - 8

@@ -83,7 +83,9 @@ class SurfacePlot(pg.PlotWidget):
             for c in sweep.contours
         ]
         for item in self.contour_items:
-            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            # The curve inside the plot item paints itself: it is the one to cache.
+            for part in (item, item.curve):
+                part.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def place_legend(self, legend: pg.LegendItem, sweep: Sweep, index: int) -> None:
         """The legend in the corner the shown paths cross least."""

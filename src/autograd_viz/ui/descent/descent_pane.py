@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
+    QGraphicsItem,
     QHBoxLayout,
     QLabel,
     QScrollArea,
@@ -163,6 +164,13 @@ class DescentPane(QWidget):
         self.loss_plot.setLogMode(y=True)
         self.loss_plot.getAxis("left").setStyle(maxTextLevel=0)  # label decades only
         self.paths = PathLayers(self.surface_plot, self.loss_plot, LOOKS)
+        # Axes and the colour bar change with a new sweep, not with a slider tick: each is
+        # drawn once into a pixmap and copied while the paths move (half a tick's paint).
+        cached = [self.surface_plot.colour_bar]
+        for plot in (self.surface_plot, self.loss_plot):
+            cached += [plot.getAxis(name) for name in ("left", "bottom")]
+        for item in cached:
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def _build_layout(self) -> None:
         form = QFormLayout()
