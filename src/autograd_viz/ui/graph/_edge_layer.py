@@ -12,9 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QImage, QPainter, QPen
 
+from autograd_viz.ui.graph._images import clear_image
 from autograd_viz.ui.graph._screen_geometry import draw_lines
 
 
@@ -44,13 +45,7 @@ class EdgeLayer:
         key = (key, size.width(), size.height(), ratio, len(solid))
         image, previous = self._image, self._solid
         if key != self._key or image is None or previous is None or bool((previous & ~solid).any()):
-            image = QImage(
-                round(size.width() * ratio),
-                round(size.height() * ratio),
-                QImage.Format.Format_ARGB32_Premultiplied,
-            )
-            image.setDevicePixelRatio(ratio)
-            image.fill(Qt.GlobalColor.transparent)
+            image = clear_image(size.width(), size.height(), ratio)
             self._paint(image, pens[1], lines(~solid))
             self._paint(image, pens[0], lines(solid))
         else:

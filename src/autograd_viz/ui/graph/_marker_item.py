@@ -19,6 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
+from autograd_viz.ui.graph._images import clear_image
+
 # Below this many markers, painting them all costs less than keeping the image.
 LAYER_MIN_MARKERS = 500
 # More restyled markers than this in one paint (a jump across the run): paint them all.
@@ -162,13 +164,7 @@ class MarkerItem(pg.ScatterPlotItem):
         # negative patch coordinates (Qt rounds those the other way at half a pixel).
         margin = int(rects[chosen, 2:].max() / dpr) + 2 if len(chosen) else 0
         outer = box.adjusted(-margin, -margin, margin, margin)
-        patch = QImage(
-            round(outer.width() * dpr),
-            round(outer.height() * dpr),
-            QImage.Format.Format_ARGB32_Premultiplied,
-        )
-        patch.setDevicePixelRatio(dpr)
-        patch.fill(Qt.GlobalColor.transparent)
+        patch = clear_image(outer.width(), outer.height(), dpr)
         painter = QPainter(patch)
         painter.setRenderHints(hints)
         painter.translate(-outer.x(), -outer.y())  # whole pixels: each marker lands as before
