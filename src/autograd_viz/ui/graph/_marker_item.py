@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QRectF, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QImage, QPaintEngine, QPainter
 
 from autograd_viz.ui.graph._images import clear_image
@@ -91,12 +91,7 @@ class MarkerItem(pg.ScatterPlotItem):
             if len(changed) > MAX_RESTYLED:
                 changed = None
         if changed is None:
-            image = QImage(
-                round(size.width() * dpr), round(size.height() * dpr),
-                QImage.Format.Format_ARGB32_Premultiplied,
-            )  # fmt: skip
-            image.setDevicePixelRatio(dpr)
-            image.fill(Qt.GlobalColor.transparent)
+            image = clear_image(size.width(), size.height(), dpr)
             self._draw(image, np.flatnonzero(inside), xy, rects, dpr, p.renderHints())
         elif len(changed):
             # Where each restyled marker was and now is: as wide as the wider look.
