@@ -30,6 +30,7 @@ from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 from PySide6.QtTest import QTest
 
 import autograd_viz.session._worker as worker_module
+from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.session import KernelState
 from autograd_viz.ui.app import _application
 from autograd_viz.ui.main_window import MainWindow
@@ -176,6 +177,9 @@ def main() -> None:
     window.show()
     window.session.start()
     _wait(lambda: window.session.state is KernelState.IDLE, 120)
+    # What the app does once its preload thread has imported torch (ui/app.py): what is
+    # loaded by now stays out of every later collection's sight.
+    freeze_loaded_objects()
     decoding = _Decoding()
     probe = _StallProbe(decoding)
     _one(window, decoding, probe, "import torch\n(torch.ones(2, requires_grad=True) * 2).sum()")

@@ -165,6 +165,10 @@ class FoldLayout:
                     placed.positions[item] = (x + 0.5, -(y + MARK_DOWN))
 
         put(ROOT, root, 0.0, 0.0)
+        # The three call themselves, each a cycle through its closure cell that would hold
+        # this layout (and its tree) until the cyclic collector ran: broken here, so the
+        # picture goes with its last reference (see PictureGraph).
+        del chain, block, put
         return placed
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from autograd_viz.core.graph.fold_layout import BOX_W, FoldLayout, Placed
+from autograd_viz.core.graph.picture_graph import PictureGraph
 from autograd_viz.core.graph.fold_tree import (
     ITERATION,
     LOOP,
@@ -155,7 +156,7 @@ class Folding:
                 boxes[box] = key
                 alias.update(dict.fromkeys(tree.members(key), box))
         base = self.base
-        g = nx.MultiDiGraph()
+        g = PictureGraph()
         g.graph.update(base.graph)
         for v, data in base.nodes(data=True):
             if v not in alias:

@@ -16,6 +16,7 @@ import networkx as nx
 
 from autograd_viz.core.graph.folding import Folding, box_lines
 from autograd_viz.core.graph.module_groups import MODULE
+from autograd_viz.core.graph.picture_graph import PictureGraph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
 from autograd_viz.core.trace.events import BackwardEvent, HistoryBreakEvent, OpEvent
@@ -172,7 +173,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
         or (not t.requires_grad and t.id in feeders)
     ]
     drawn = {t.id for t in tensors}
-    g = nx.MultiDiGraph()
+    g = PictureGraph()
     for t in tensors:
         g.add_node(t.id, item=_tensor_node(t, trace.index.name_of))
     for n in trace.nodes:

@@ -1,0 +1,29 @@
+"""The graph class the picture is built in: networkx's, without its reference cycles."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+__all__ = ["PictureGraph"]
+
+
+def _fresh_view(name: str) -> property:
+    made = getattr(nx.MultiDiGraph, name).func  # the cached_property's own function
+    return property(made, doc=f"The graph's `{name}` view, made afresh at each use.")
+
+
+class PictureGraph(nx.MultiDiGraph):
+    """networkx's MultiDiGraph, but its edge and degree views are not cached on it.
+
+    A cached view points back at its graph: a reference cycle, so a graph that had one
+    read (and every node and edge dict it holds) waits for the cyclic collector instead of
+    going with its last reference. The app moves a big run's objects out of the
+    collector's sight for good (core/platform/gc_pause.py), where a cycle would never be
+    freed; without one, reference counting frees the whole picture."""
+
+    edges = _fresh_view("edges")
+    out_edges = _fresh_view("out_edges")
+    in_edges = _fresh_view("in_edges")
+    degree = _fresh_view("degree")
+    in_degree = _fresh_view("in_degree")
+    out_degree = _fresh_view("out_degree")
