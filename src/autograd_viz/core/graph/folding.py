@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import networkx as nx
 
 from autograd_viz.core.graph.fold_layout import BOX_W, FoldLayout, Placed
-from autograd_viz.core.graph.picture_graph import PictureGraph
 from autograd_viz.core.graph.fold_tree import (
     ITERATION,
     LOOP,
@@ -27,6 +26,7 @@ from autograd_viz.core.graph.fold_tree import (
     Group,
     fold_tree,
 )
+from autograd_viz.core.graph.picture_graph import PictureGraph
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import OpEvent
 from autograd_viz.core.trace.value_text import format_number
