@@ -67,8 +67,9 @@ BIG_RUN_ITEMS = 10_000
 
 
 def freeze_big_run(items: int) -> bool:
-    """Freeze every object alive now when a run of `items` events, tensors and nodes has
-    just been decoded or laid out; True when it did.
+    """Freeze every object alive now when a run of `items` events, tensors and nodes (or
+    a picture of as many nodes and edges) has just been decoded or laid out; True when it
+    did.
 
     The 8k-node RNN's decoded trace and its picture are about 480,000 tracked objects that
     live as long as the run is shown. In the collector's sight, its next pass over the

@@ -68,7 +68,11 @@ class RefoldJob(QRunnable):
 
     def run(self) -> None:
         try:
-            graph = self.work()
+            with collections_postponed():
+                graph = self.work()
+                # A graph opened all the way (10,000 nodes and more) lives as long as it is
+                # shown, like a first picture: out of the collector's sight (gc_pause.py).
+                freeze_big_run(len(graph.nodes) + len(graph.edges))
         except Exception as exc:  # said over the canvas; the old picture stays
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
             return
