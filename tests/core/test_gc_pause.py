@@ -90,3 +90,17 @@ def test_only_a_big_run_is_frozen() -> None:
         assert gc.get_freeze_count() >= before + len(kept)
     finally:
         gc.unfreeze()  # this test process's objects back in the collector's sight
+
+
+def test_overlapping_gil_sharing_blocks_give_the_interval_back() -> None:
+    import sys
+
+    from autograd_viz.core.platform.gil_sharing import SHARED_SWITCH_INTERVAL_S, gil_shared
+
+    before = sys.getswitchinterval()
+    with gil_shared():
+        assert sys.getswitchinterval() == min(before, SHARED_SWITCH_INTERVAL_S)
+        with gil_shared():
+            pass
+        assert sys.getswitchinterval() == min(before, SHARED_SWITCH_INTERVAL_S)
+    assert sys.getswitchinterval() == before

@@ -25,6 +25,7 @@ from autograd_viz.core.kernel.protocol import (
     version_problem,
 )
 from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
+from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.platform.process_tree import new_run_mark
 from autograd_viz.core.platform.shadowing import HiddenModule
 from autograd_viz.core.trace import Trace
@@ -350,7 +351,7 @@ class KernelWorker(QObject):
             return failure(problem, VERSION_MISMATCH)
         try:
             if request.kind == "run":
-                with collections_postponed():
+                with collections_postponed(), gil_shared():
                     # Inflated and parsed here, on this thread, one part at a time.
                     trace = trace_from_payload(payload, self._buffers.get(TRACE_MIME, []))
                     # A big one lives as long as it is shown: out of the collector's sight

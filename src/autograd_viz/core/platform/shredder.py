@@ -3,8 +3,7 @@
 Dropping the last reference to a list of 18,000 event dicts frees them and everything they
 hold (about a million objects for the 8k-node RNN) in one cascade that never lets go of
 the GIL: 30-60 ms measured, on the GUI thread when a new run replaced it there. Emptied
-here in slices, with the GIL offered to other threads between them, no thread waits on
-it for more than a slice.
+here in slices, with a pause between them, no thread waits on it for more than a slice.
 """
 
 from __future__ import annotations
@@ -17,7 +16,11 @@ from typing import Any
 
 __all__ = ["SHRED_SLICE", "shred"]
 
-SHRED_SLICE = 1_000  # items freed at a time: ~2 ms for the RNN's events (measured)
+SHRED_SLICE = 500  # items freed at a time: about 1 ms of the RNN's events (measured)
+# A pause after each slice, the GIL free: a thread that never sleeps made the GUI thread
+# wait a switch interval (5 ms) for the GIL after each of its many calls into Qt while it
+# painted (a stall of 90-100 ms, measured), where a short sleep hands the GIL over at once.
+SHRED_PAUSE_S = 0.004
 _ORPHANS: queue.SimpleQueue[list[Any]] = queue.SimpleQueue()
 _started = threading.Lock()
 _thread: threading.Thread | None = None
@@ -52,5 +55,5 @@ def _work() -> None:
         lst = _ORPHANS.get()
         while lst:
             del lst[-SHRED_SLICE:]
-            time.sleep(0)  # the GIL goes to whoever waits for it: the GUI thread
+            time.sleep(SHRED_PAUSE_S)
         del lst

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
+from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.playback.run_view import prepare_run
 from autograd_viz.core.trace import Trace
 
@@ -41,7 +42,7 @@ class LayoutJob(QRunnable):
 
     def _run(self) -> None:
         try:
-            with collections_postponed():
+            with collections_postponed(), gil_shared():
                 run = prepare_run(self.trace, previous=self.previous, choices=self.choices)
                 # Its picture lives as long as it is shown: out of the collector's sight
                 # before any pass rescans it while the GUI thread waits (gc_pause.py).
@@ -68,7 +69,7 @@ class RefoldJob(QRunnable):
 
     def run(self) -> None:
         try:
-            with collections_postponed():
+            with collections_postponed(), gil_shared():
                 graph = self.work()
                 # A graph opened all the way (10,000 nodes and more) lives as long as it is
                 # shown, like a first picture: out of the collector's sight (gc_pause.py).
