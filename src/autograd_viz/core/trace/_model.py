@@ -74,12 +74,15 @@ class Trace:
         events = self.__dict__.get("events")
         if type(events) is not list or len(events) < SHRED_FROM:
             return
-        index = self.__dict__.get("_index")
-        lists = index.give_up_lists() if index is not None else []
-        lists.append(events)
-        self.events, self._index = [], None
-        del events, index
-        shred(lists)
+        try:
+            index = self.__dict__.get("_index")
+            lists = index.give_up_lists() if index is not None else []
+            lists.append(events)
+            self.events, self._index = [], None
+            del events, index
+            shred(lists)
+        except Exception:  # at interpreter exit (threads refused): freed here, as before
+            return
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form of the trace (events and tensors' lists are shared, not
