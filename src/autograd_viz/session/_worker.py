@@ -24,6 +24,8 @@ from autograd_viz.core.kernel.protocol import (
     trace_from_payload,
     version_problem,
 )
+from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
+from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.platform.process_tree import new_run_mark
 from autograd_viz.core.platform.shadowing import HiddenModule
 from autograd_viz.core.trace import Trace
@@ -349,10 +351,15 @@ class KernelWorker(QObject):
             return failure(problem, VERSION_MISMATCH)
         try:
             if request.kind == "run":
+                with collections_postponed(), gil_shared():
+                    # Inflated and parsed here, on this thread, one part at a time.
+                    trace = trace_from_payload(payload, self._buffers.get(TRACE_MIME, []))
+                    # A big one lives as long as it is shown: out of the collector's sight
+                    # before any pass rescans it while the GUI thread waits (gc_pause.py).
+                    freeze_big_run(len(trace.events) + len(trace.tensors) + len(trace.nodes))
                 return {
                     "ok": True,
-                    # Inflated and parsed here, on this thread, one part at a time.
-                    "trace": trace_from_payload(payload, self._buffers.get(TRACE_MIME, [])),
+                    "trace": trace,
                     "namespace": str(payload.get("namespace", "fresh")),
                     "error": None,
                 }

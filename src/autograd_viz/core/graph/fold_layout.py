@@ -25,6 +25,7 @@ import networkx as nx
 
 from autograd_viz.core.graph.fold_grid import SUB, components, lay_out_level, stretched
 from autograd_viz.core.graph.fold_tree import ROOT, FoldTree
+from autograd_viz.core.graph.picture_graph import topological_order
 
 BOX_W, BOX_H = 2, 2  # a folded group's box, in cells
 MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 1, 2, 1  # around an open group's parts, in steps
@@ -96,7 +97,7 @@ class FoldLayout:
             known = chain_of.get(key)
             if known is None:
                 parent = tree.groups[key].parent
-                known = (key,) if parent is None else (*chain(parent), key)
+                known = (key,) if parent is None else (*chain(parent), key)  # noqa: F821 (del'd below)
                 chain_of[key] = known
             return known
 
@@ -128,7 +129,7 @@ class FoldLayout:
         def block(key: str) -> _Block:
             for k in items[key]:
                 if k in open_groups and k not in blocks:
-                    blocks[k] = block(k)
+                    blocks[k] = block(k)  # noqa: F821 (del'd below)
                     # At least as wide as its title, where the zoom shows titles.
                     least = math.ceil((title_widths or {}).get(k, 0.0) * SUB)
                     sizes[k] = (
@@ -175,7 +176,7 @@ class FoldLayout:
                         x + w - FRAME_INSET,
                         -(y + FRAME_INSET),
                     )
-                    put(item, blocks[item], x + MARGIN_X / SUB, y + MARGIN_TOP / SUB)
+                    put(item, blocks[item], x + MARGIN_X / SUB, y + MARGIN_TOP / SUB)  # noqa: F821
                 elif item in box_ids:
                     rect = (
                         x + BOX_INSET_X,
@@ -189,6 +190,10 @@ class FoldLayout:
                     placed.positions[item] = (x + 0.5, -(y + MARK_DOWN))
 
         put(ROOT, root, 0.0, 0.0)
+        # The three call themselves, each a cycle through its closure cell that would hold
+        # this layout (and its tree) until the cyclic collector ran: broken here, so the
+        # picture goes with its last reference (see PictureGraph).
+        del chain, block, put
         return placed
 
 
@@ -212,7 +217,7 @@ def _first_seen(g: nx.MultiDiGraph, home: Mapping[str, str], tree: FoldTree) -> 
     """An order for items: drawn nodes by where they are in a topological order, groups
     by when they began in the run (so a model reads in the order its modules ran)."""
     order: dict[str, int] = {}
-    for i, v in enumerate(nx.topological_sort(g)):
+    for i, v in enumerate(topological_order(g)):
         order[v] = i
     # A group sorts where its first drawn item does.
     for v, key in home.items():

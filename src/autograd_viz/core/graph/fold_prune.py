@@ -16,6 +16,7 @@ from autograd_viz.core.graph.fold_groups import (
     FoldTree,
     Group,
 )
+from autograd_viz.core.graph.picture_graph import topological_order
 
 
 def pruned(tree: FoldTree, g: nx.MultiDiGraph) -> FoldTree:
@@ -58,18 +59,22 @@ def _open_loops(groups: dict[str, Group], g: nx.MultiDiGraph) -> None:
     join earlier ones). A path can only come back through a node made between where it
     left and where it comes back, so only groups with such an outsider are checked in full."""
     tree = FoldTree(groups, {v: k for k, grp in groups.items() for v in grp.own})
-    order = {v: i for i, v in enumerate(nx.topological_sort(g))}
+    ordered = topological_order(g)
+    order = {v: i for i, v in enumerate(ordered)}
+    # networkx's adjacency dicts, read directly: a loop of 2,000 iterations asks this of
+    # every member of every iteration (0.13 s through g.successors, measured).
+    succ, pred = g._succ, g._pred
     keys = sorted(tree.foldable(), key=lambda k: -tree.depth(k))  # innermost first
     for key in keys:
         members = set(tree.members(key))
         if not members:
             continue
-        leaves = [order[m] for m in members if any(s not in members for s in g.successors(m))]
-        enters = [order[m] for m in members if any(u not in members for u in g.predecessors(m))]
+        leaves = [order[m] for m in members if not members.issuperset(succ[m])]
+        enters = [order[m] for m in members if not members.issuperset(pred[m])]
         if not leaves or not enters or min(leaves) >= max(enters):
             continue  # nothing leaves it before something comes in: no loop
         low, high = min(leaves), max(enters)
-        if all(v in members for v in g if low < order[v] < high):
+        if members.issuperset(ordered[low + 1 : high]):
             continue
         if _closes_loop(g, members):
             _dissolve(groups, key)

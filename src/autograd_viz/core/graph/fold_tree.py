@@ -28,6 +28,7 @@ from autograd_viz.core.graph.fold_groups import (  # noqa: F401 (the tree's face
 )
 from autograd_viz.core.graph.fold_prune import pruned
 from autograd_viz.core.graph.fold_repeats import fold_repeats
+from autograd_viz.core.graph.picture_graph import topological_order
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import OpEvent
 
@@ -207,7 +208,7 @@ def _assign(
     # Nodes no op event made (F.linear's inner TBackward0, matmul's inner MmBackward0)
     # join the lowest group holding what they feed; failing that, what feeds them (a
     # weight's AccumulateGrad, outside a loop, feeds every iteration's inner node).
-    order = list(nx.topological_sort(g))
+    order = topological_order(g)
     for v in reversed(order):
         if v not in where:
             near = [where[u] for u in g.successors(v) if u in where]

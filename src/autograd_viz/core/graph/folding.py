@@ -26,6 +26,7 @@ from autograd_viz.core.graph.fold_tree import (
     Group,
     fold_tree,
 )
+from autograd_viz.core.graph.picture_graph import PictureGraph
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import OpEvent
 from autograd_viz.core.trace.value_text import format_number
@@ -155,7 +156,7 @@ class Folding:
                 boxes[box] = key
                 alias.update(dict.fromkeys(tree.members(key), box))
         base = self.base
-        g = nx.MultiDiGraph()
+        g = PictureGraph()
         g.graph.update(base.graph)
         for v, data in base.nodes(data=True):
             if v not in alias:

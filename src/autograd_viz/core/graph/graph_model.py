@@ -16,6 +16,7 @@ import networkx as nx
 
 from autograd_viz.core.graph.folding import Folding, box_lines
 from autograd_viz.core.graph.module_groups import MODULE
+from autograd_viz.core.graph.picture_graph import PictureGraph, topological_order
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.trace import NodeInfo, TensorInfo, Trace
 from autograd_viz.core.trace.events import BackwardEvent, HistoryBreakEvent, OpEvent
@@ -172,7 +173,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
         or (not t.requires_grad and t.id in feeders)
     ]
     drawn = {t.id for t in tensors}
-    g = nx.MultiDiGraph()
+    g = PictureGraph()
     for t in tensors:
         g.add_node(t.id, item=_tensor_node(t, trace.index.name_of))
     for n in trace.nodes:
@@ -213,7 +214,7 @@ def layered_layout(
     calls or loops is laid out by fold_layout.py instead, level by level.)"""
     if g.number_of_nodes() == 0:
         return {}
-    order = list(nx.topological_sort(g))
+    order = topological_order(g)
     height: dict[str, int] = {}
     for v in reversed(order):  # longest path down to a sink
         height[v] = max((height[s] + 1 for s in g.successors(v)), default=0)
@@ -305,7 +306,7 @@ def stable_keys(g: nx.MultiDiGraph) -> dict[str, str]:
     its result goes."""
     keys: dict[str, str] = {}
     used: dict[str, int] = {}
-    for v in reversed(list(nx.topological_sort(g))):
+    for v in reversed(topological_order(g)):
         item: DrawnNode = g.nodes[v]["item"]
         if item.kind in (LEAF, CONSTANT, RESULT) and item.title and item.title != "(leaf)":
             base = f"tensor:{item.title}"

@@ -177,4 +177,7 @@ def run_source(
     trace.error = trace.errors[0] if trace.errors else None
     trace.modules = dict(tracer.context.modules)
     trace.loops = loop_statements(compiled_tree, code)
-    return capture_graph(namespace, trace, max_nodes, registry, earlier)
+    try:
+        return capture_graph(namespace, trace, max_nodes, registry, earlier)
+    finally:
+        tracer.release()

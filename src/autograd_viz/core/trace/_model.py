@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograd_viz.core.platform.shredder import shred
 from autograd_viz.core.trace._json import json_safe
 from autograd_viz.core.trace._records import NodeInfo, TensorInfo, TensorValue
 from autograd_viz.core.trace.index import TraceIndex
@@ -42,6 +43,7 @@ __all__ = ["TRACE_MIME", "TRACE_VERSION", "NodeInfo", "TensorInfo", "TensorValue
 
 TRACE_VERSION = 3  # 2: tensors gained `aliases`; 3: run_end `exit_code`, nested passes
 TRACE_MIME = "application/vnd.autograd-viz.trace+json"
+SHRED_FROM = 5_000  # events from which a trace being freed frees them on another thread
 
 
 @dataclass
@@ -64,6 +66,23 @@ class Trace:
     # `Trace(**vars(trace))` still works; a copy made that way notices its own lists
     # differ and builds its own.
     _index: TraceIndex | None = field(default=None, repr=False, compare=False)
+
+    def __del__(self) -> None:
+        # A big trace's events go a slice at a time on a thread of their own, not in one
+        # cascade on whichever thread let go of the trace last (the GUI thread, when a new
+        # run replaces it): see core/platform/shredder.py.
+        events = self.__dict__.get("events")
+        if type(events) is not list or len(events) < SHRED_FROM:
+            return
+        try:
+            index = self.__dict__.get("_index")
+            lists = index.give_up_lists() if index is not None else []
+            lists.append(events)
+            self.events, self._index = [], None
+            del events, index
+            shred(lists)
+        except Exception:  # at interpreter exit (threads refused): freed here, as before
+            return
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form of the trace (events and tensors' lists are shared, not

@@ -68,6 +68,14 @@ class TraceIndex:
             and n_nodes == len(nodes)
         )
 
+    def give_up_lists(self) -> list[list[Any]]:
+        """Its big lists (the event list it was built from, the typed events), let go of
+        here and handed to the caller: for a trace that is being freed (Trace.__del__)."""
+        lists = [self._raw, self._typed]
+        self._raw, self._typed = [], []
+        self._sources = ([], 0, [], 0, [], 0)
+        return lists
+
     # ---- reading the events ---------------------------------------------------------
     def _kinds(self) -> dict[str, list[int]]:
         """Kind -> positions: the one pass over the event list."""

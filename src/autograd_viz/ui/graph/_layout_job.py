@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
+from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.playback.run_view import prepare_run
 from autograd_viz.core.trace import Trace
 
@@ -31,7 +33,21 @@ class LayoutJob(QRunnable):
 
     def run(self) -> None:
         try:
-            run = prepare_run(self.trace, previous=self.previous, choices=self.choices)
+            self._run()
+        finally:
+            # PySide keeps a started runnable's wrapper alive for good (measured: every
+            # job of a session still existed at its end), so it lets go of the trace
+            # itself: each big run's 60 MB stayed in memory otherwise.
+            self.trace = self.previous = self.choices = None
+
+    def _run(self) -> None:
+        try:
+            with collections_postponed(), gil_shared():
+                run = prepare_run(self.trace, previous=self.previous, choices=self.choices)
+                # Its picture lives as long as it is shown: out of the collector's sight
+                # before any pass rescans it while the GUI thread waits (gc_pause.py).
+                trace = self.trace
+                freeze_big_run(len(trace.events) + len(trace.tensors) + len(trace.nodes))
         except Exception as exc:  # the canvas says so instead of hanging on "laying out"
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
@@ -53,8 +69,15 @@ class RefoldJob(QRunnable):
 
     def run(self) -> None:
         try:
-            graph = self.work()
+            with collections_postponed(), gil_shared():
+                graph = self.work()
+                # A graph opened all the way (10,000 nodes and more) lives as long as it is
+                # shown, like a first picture: out of the collector's sight (gc_pause.py).
+                freeze_big_run(len(graph.nodes) + len(graph.edges))
         except Exception as exc:  # said over the canvas; the old picture stays
             self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
             return
+        finally:
+            self.work = None  # it holds the run: see LayoutJob.run
         self.signals.done.emit(self.done, graph)
+        self.done = None
