@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import threading
 
+import pytest
+
 from autograd_viz.core.platform.gc_pause import (
     BIG_RUN_ITEMS,
     POSTPONED_THRESHOLD,
@@ -103,4 +105,31 @@ def test_overlapping_gil_sharing_blocks_give_the_interval_back() -> None:
         with gil_shared():
             pass
         assert sys.getswitchinterval() == min(before, SHARED_SWITCH_INTERVAL_S)
+    assert sys.getswitchinterval() == before
+
+
+def test_overlapping_blocks_on_two_threads_put_the_setting_back_once_both_end() -> None:
+    """The first block in saves, the last one out restores: a thread ending its block
+    while another's is open leaves the changed value for the other."""
+    import sys
+    import threading
+
+    from autograd_viz.core.platform.gil_sharing import SHARED_SWITCH_INTERVAL_S, gil_shared
+
+    before = sys.getswitchinterval()
+    inside, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with gil_shared():
+            inside.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert inside.wait(10)
+    with gil_shared():
+        assert sys.getswitchinterval() == pytest.approx(min(before, SHARED_SWITCH_INTERVAL_S))
+    assert sys.getswitchinterval() == pytest.approx(min(before, SHARED_SWITCH_INTERVAL_S))
+    release.set()
+    thread.join(10)
     assert sys.getswitchinterval() == before

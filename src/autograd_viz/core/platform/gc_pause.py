@@ -10,9 +10,10 @@ wait; the caller's thresholds come back at the end.
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from autograd_viz.core.platform.shared_setting import SharedSetting
 
 # Young passes every 50,000 new objects, each over those alone (5-15 ms); none over the
 # older generations inside a block. At 50 young passes a generation-1 pass came inside
@@ -22,32 +23,18 @@ from contextlib import contextmanager
 # (freeze_big_run) before it ended.
 POSTPONED_THRESHOLD = (50_000, 1_000_000, 1_000_000)
 
-# The thresholds are the process's, and blocks overlap: a layout on a worker thread, a
-# player built on the GUI thread, a block inside another. Each saving and restoring for
-# itself could leave the postponed thresholds in place for good (one thread restoring
-# what another had raised), so the first block in saves and the last one out restores.
-_lock = threading.Lock()
-_open = 0
-_saved = gc.get_threshold()
+# The thresholds are the process's, and blocks overlap (see shared_setting.py).
+_thresholds = SharedSetting(
+    gc.get_threshold, lambda t: gc.set_threshold(*t), lambda _saved: POSTPONED_THRESHOLD
+)
 
 
 @contextmanager
 def collections_postponed() -> Iterator[None]:
     """Raise the collector's thresholds for the duration of the block (blocks may nest
     and overlap across threads; the thresholds come back when the last one ends)."""
-    global _open, _saved
-    with _lock:
-        if _open == 0:
-            _saved = gc.get_threshold()
-            gc.set_threshold(*POSTPONED_THRESHOLD)
-        _open += 1
-    try:
+    with _thresholds.changed():
         yield
-    finally:
-        with _lock:
-            _open -= 1
-            if _open == 0:
-                gc.set_threshold(*_saved)
 
 
 def freeze_loaded_objects() -> None:

@@ -10,33 +10,24 @@ the folded RNN's picture during the next run's layout stalled 90-130 ms that way
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from autograd_viz.core.platform.shared_setting import SharedSetting
+
 SHARED_SWITCH_INTERVAL_S = 0.0005
 
-# Blocks overlap across threads (a decode, a layout): the first one in saves the interval,
-# the last one out puts it back (as gc_pause.collections_postponed does with thresholds).
-_lock = threading.Lock()
-_open = 0
-_saved = sys.getswitchinterval()
+# Blocks overlap across threads (a decode, a layout): see shared_setting.py.
+_interval = SharedSetting(
+    sys.getswitchinterval,
+    sys.setswitchinterval,
+    lambda saved: min(saved, SHARED_SWITCH_INTERVAL_S),
+)
 
 
 @contextmanager
 def gil_shared() -> Iterator[None]:
     """Python's switch interval at SHARED_SWITCH_INTERVAL_S for the block (blocks may nest
     and overlap across threads; the interval comes back when the last one ends)."""
-    global _open, _saved
-    with _lock:
-        if _open == 0:
-            _saved = sys.getswitchinterval()
-            sys.setswitchinterval(min(_saved, SHARED_SWITCH_INTERVAL_S))
-        _open += 1
-    try:
+    with _interval.changed():
         yield
-    finally:
-        with _lock:
-            _open -= 1
-            if _open == 0:
-                sys.setswitchinterval(_saved)
