@@ -64,3 +64,24 @@ def test_a_small_trace_is_freed_as_before() -> None:
     watched = weakref.ref(marker)
     del marker, trace
     assert watched() is None  # at once, on this thread
+
+
+def test_a_process_that_lets_go_of_a_big_list_as_it_exits_still_exits(tmp_path) -> None:
+    """Once the interpreter finalizes no thread can start: Thread.start() waited forever,
+    so a process holding a big trace at exit (the app, `autograd-viz trace`) hung there."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "from autograd_viz.core.platform.shredder import shred\n"
+        "class Holder:\n"
+        "    def __del__(self):\n"
+        "        shred([[object() for _ in range(1000)]])\n"
+        "holder = Holder()\n"  # freed as the interpreter finalizes
+        "import atexit\n"
+        "atexit.register(lambda: shred([[object() for _ in range(1000)]]))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], timeout=60, capture_output=True)
+    assert done.returncode == 0, done.stderr

@@ -203,7 +203,7 @@ def _ranks(base: nx.MultiDiGraph, tree: FoldTree) -> tuple[dict[str, int], dict[
     nodes each group holds."""
     rank: dict[str, int] = {}
     weight: dict[str, int] = {}
-    for i, v in enumerate(nx.topological_sort(base)):
+    for i, v in enumerate(topological_order(base)):
         rank[v] = i
         key = tree.owner.get(v, ROOT)
         while key is not None:

@@ -236,7 +236,8 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
         lines.append("one pass of the loop")
     else:
         lines.append(grp.detail if grp.kind != REPEAT else _ends(folding, grp))
-    members = set(tree.members(key))
+    ordered = list(tree.members(key))  # walked once: a card's members can be thousands
+    members = set(ordered)
     base = folding.base
     ins = _shapes(folding, [u for m in members for u in base.predecessors(m) if u not in members])
     outs = _shapes(
@@ -246,7 +247,7 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
         lines.append(f"{ins or '·'} → {outs or '·'}")
     params = [
         trace.index.tensors[v]
-        for v in tree.members(key)
+        for v in ordered
         if v in trace.index.tensors
         and trace.index.tensors[v].is_leaf
         and trace.index.tensors[v].requires_grad

@@ -8,6 +8,7 @@ here in slices, with a pause between them, no thread waits on it for more than a
 
 from __future__ import annotations
 
+import atexit
 import queue
 import sys
 import threading
@@ -34,6 +35,10 @@ def shred(lists: list[list[Any]]) -> int:
     alone: it is only let go of here, as it would have been anyway.
     """
     global _thread
+    if sys.is_finalizing() or _closing:
+        # No thread can start any more: Thread.start() waited forever for one (a process
+        # holding a big trace at exit hung there). The caller frees the lists itself.
+        return 0
     taken = 0
     while lists:
         lst = lists.pop()
@@ -48,6 +53,17 @@ def shred(lists: list[list[Any]]) -> int:
                 _thread = threading.Thread(target=_work, name="autograd-viz shredder", daemon=True)
                 _thread.start()
     return taken
+
+
+def _close() -> None:
+    global _closing
+    _closing = True
+
+
+# atexit runs this before the interpreter finalizes: from then on lists are freed where
+# they are let go of (is_finalizing() turns True only later, once module teardown starts).
+_closing = False
+atexit.register(_close)
 
 
 def _work() -> None:
