@@ -41,10 +41,12 @@ class Sweeper(QObject):
         self.session = session
         self.generation = 0
         self._keys: dict[int, tuple] = {}
+        self._plan: _UserPlan | None = None
         self._done.connect(self._deliver)
 
     def _next(self) -> int:
         self.generation += 1
+        self._plan = None  # a user sweep's parts still to ask for: only the latest request's
         return self.generation
 
     def _in_thread(self, generation: int, work: Callable[[], Sweep]) -> None:
@@ -151,6 +153,7 @@ class Sweeper(QObject):
         if self.session is None:
             self.failed.emit(NO_KERNEL, "")
             return
+        self._plan = plan
         self._keys = {generation: key}
         call = self.session.call(function, arguments)
         call.finished.connect(lambda payload: self._kernel_answered(generation, payload, plan))
@@ -186,8 +189,8 @@ class Sweeper(QObject):
             self.failed.emit(f"{type(result).__name__}: {result}", "")
             return
         self.ready.emit(result)
-        plan = getattr(result, "extra", {}).get("plan")
-        if plan is not None and not result.complete:
+        plan = self._plan  # the latest request's: older answers stopped above
+        if plan is not None and isinstance(result, Sweep) and not result.complete:
             self._next_part(generation, plan, result)
 
 
@@ -215,5 +218,4 @@ class _UserPlan:
             self.parts = user_rate_parts(len(self.rates), self.first, pointwise)
         else:
             sweep = with_kernel_rates(self.sweep, result, self.indices)
-        sweep.extra["plan"] = self
         return sweep
