@@ -56,6 +56,19 @@ class Registry:
         self.nodes_capped = False
         # Called with (node, id) for each node given an id (the tracer hooks it there).
         self.on_new_node: Callable[[Any, str], None] | None = None
+        self._storages: dict[tuple[str, int], str] = {}
+        self._releases = _Releases()
+
+    @property
+    def clock(self) -> Callable[[], int] | None:
+        """How many events the run has recorded so far (the tracer sets it): a node that
+        saved tensors is stamped with it when it gets an id, and again if Python lets go
+        of it before the run ends (`end`)."""
+        return self._releases.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], int] | None) -> None:
+        self._releases.clock = clock
 
     # ---- tensors ----------------------------------------------------------------
     def tensor_id(self, t: torch.Tensor) -> str:
@@ -112,20 +125,72 @@ class Registry:
         # `nodes` does not know.
         info = NodeInfo(id=nid, name=type(node).__name__, tensor=None, variable=None, next=[])
         # Read now, while the forward has just built it: what a backward will free.
-        info.saved = saved_tensors(node)
+        info.saved, info.saved_tensors = saved_tensors(node, self._describe_saved)
+        clock = self._releases.clock
+        if clock is not None and info.saved_tensors:
+            info.made_at = clock()
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
             info.variable = info.tensor = self.tensor_id(variable)
         try:
-            node.metadata[self._key] = nid
+            metadata = node.metadata
+            metadata[self._key] = nid
         except RecursionError:
             raise
         except (AttributeError, RuntimeError):
             return None
         self.nodes[nid] = info
+        if clock is not None and info.saved_tensors:
+            # Dies with the node: the moment Python let go of a graph no backward freed.
+            metadata[self._key + ".release"] = _Release(self._releases, info)
         if self.on_new_node is not None:
             self.on_new_node(node, nid)
         return nid
+
+    def _describe_saved(self, name: str, t: Any) -> dict[str, Any] | None:
+        """A saved tensor as the trace's node lists it (docs/trace.md, `saved_tensors`)."""
+        if not isinstance(t, torch.Tensor):
+            return None  # what a user's pack hook made of it: not a tensor's memory
+        try:
+            storage = t.untyped_storage()
+            nbytes = storage.nbytes()
+            where = (str(t.device), storage.data_ptr())
+        except Exception:  # a tensor without storage of its own (a wrapper subclass, meta)
+            nbytes, where = 0, None
+        sid = None
+        if where is not None and nbytes:
+            # Storages alive at one moment have distinct addresses: equal ids mean one
+            # storage for every node that holds it at the same time (freed storages'
+            # addresses come back, but by then the nodes that held them hold nothing).
+            sid = self._storages.setdefault(where, f"s{len(self._storages)}")
+        # A saved input is the tensor object itself; a saved output is a new object on
+        # the same memory (matched to the node's output by `saved_output`).
+        entry = self._tensor_ids.get(id(t))
+        tensor = entry[1] if entry is not None and entry[0]() is t else None
+        return {
+            "name": name,
+            "shape": list(t.shape),
+            "dtype": str(t.dtype).removeprefix("torch."),
+            "bytes": nbytes,
+            "storage": sid,
+            "tensor": tensor,
+        }
+
+    def saved_output(self, info: NodeInfo, t: torch.Tensor, tid: str) -> None:
+        """`t` (id `tid`) is the first output of the node `info`: name it as the tensor
+        of the node's saved entries that are its very memory (`result` of ExpBackward0)."""
+        for entry in info.saved_tensors or ():
+            if entry["tensor"] is None and entry["storage"] is not None:
+                try:
+                    here = (str(t.device), t.untyped_storage().data_ptr())
+                except Exception:
+                    return
+                if self._storages.get(here) == entry["storage"] and entry["shape"] == list(t.shape):
+                    entry["tensor"] = tid
+
+    def end(self) -> None:
+        """The run is over: a node Python lets go of from now on is not the run's doing."""
+        self._releases.clock = None
 
     def _register(self, root: Any) -> str | None:
         """Give ids to `root` and every not-yet-seen node behind it, breadth first."""
@@ -149,6 +214,28 @@ class Registry:
                 info.next_nr.append(int(nr))
                 info.next_input.append(slot)
         return root_id
+
+
+class _Releases:
+    """Stamps nodes let go of during the run with the run's clock (None once it ended)."""
+
+    def __init__(self) -> None:
+        self.clock: Callable[[], int] | None = None
+
+
+class _Release:
+    """Kept in a node's metadata dict, which dies with the node."""
+
+    __slots__ = ("info", "releases")
+
+    def __init__(self, releases: _Releases, info: NodeInfo) -> None:
+        self.releases, self.info = releases, info
+
+    def __del__(self) -> None:
+        clock = self.releases.clock
+        if clock is not None:
+            self.info.released_at = clock()
+        self.info = None  # type: ignore[assignment]
 
 
 class _Strong:

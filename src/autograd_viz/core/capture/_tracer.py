@@ -84,6 +84,7 @@ class Tracer:
     ) -> None:
         # What the parts below share, and all they know of the tracer.
         self.recording = recording = Recording(events, filename, registry, max_events)
+        registry.clock = events.__len__  # stamps when nodes that saved tensors come and go
         self.context = ModuleAndOptimizerHooks(recording, namespace)
         self.mode = _Mode(self)
         self.hooks = NodeHooks(recording, self.mode)
@@ -112,6 +113,7 @@ class Tracer:
             self.compiled.end()
         finally:
             self.recording.end()  # a thread still running records no more
+            self.recording.registry.end()
             self.context.remove()
             self.recording.registry.on_new_node = None
             self.hooks.remove()
@@ -279,6 +281,8 @@ class Tracer:
                 info = nodes[nid]
                 if info.tensor is None and t.output_nr == 0:
                     info.tensor = tid(t)
+                    if info.saved_tensors:
+                        registry.saved_output(info, t, info.tensor)
         if len(rec.events) < rec.max_events:
             rec.events.append(event)
         else:

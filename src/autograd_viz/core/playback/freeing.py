@@ -30,10 +30,7 @@ def freeing(trace: Trace) -> Freed:
     with retain_graph=True is not freed; a pass that raised freed what it ran before."""
     index = trace.index
     nodes = index.nodes
-    ends = index.of_kind("backward_end")
-    passes = [(i, e, _pass_end(index, ends, i, e.depth)) for i, e in index.each(BackwardEvent)]
-    starts = [i for i, _, _ in passes]
-    node_events = index.of_kind("node")
+    passes, starts, node_events = _passes(index)
     older = any(n.saved is None for n in nodes.values())
     found: Freed = []
     for i, e, end in passes:
@@ -45,6 +42,30 @@ def freeing(trace: Trace) -> Freed:
             freed |= {n for n in _reachable(nodes, e.root_nodes) if _unknown(nodes[n])}
         found.append((end, e.line, freed))
     return found
+
+
+def freed_when(trace: Trace) -> dict[str, int]:
+    """For each node whose saved tensors a backward freed: the index of its `node` event
+    in that pass (the engine lets go of a node's saved tensors right after running it)."""
+    index = trace.index
+    nodes = index.nodes
+    passes, starts, node_events = _passes(index)
+    when: dict[str, int] = {}
+    for i, e, end in passes:
+        if e.retain_graph or e.graph_freed is False:
+            continue
+        for nid, j in _ran_in(index, node_events, passes, starts, i, end).items():
+            if nodes[nid].saved:
+                when.setdefault(nid, j)
+    return when
+
+
+def _passes(index: TraceIndex) -> tuple[list[tuple[int, BackwardEvent, int]], list[int], list[int]]:
+    """Every backward pass as (its first event, its backward event, its last event), their
+    first events, and the positions of all node events."""
+    ends = index.of_kind("backward_end")
+    passes = [(i, e, _pass_end(index, ends, i, e.depth)) for i, e in index.each(BackwardEvent)]
+    return passes, [i for i, _, _ in passes], index.of_kind("node")
 
 
 def _unknown(node: NodeInfo) -> bool:
@@ -72,18 +93,19 @@ def _ran_in(
     starts: list[int],
     start: int,
     end: int,
-) -> set[str]:
-    """The nodes the pass from `start` to `end` ran itself: its node events, less those
-    of a pass run inside it (a reentrant checkpoint's), which frees or keeps its own."""
+) -> dict[str, int]:
+    """The nodes the pass from `start` to `end` ran itself, each with the index of its
+    first node event: its node events, less those of a pass run inside it (a reentrant
+    checkpoint's), which frees or keeps its own."""
     inner = [(s, e) for s, _, e in passes[bisect_right(starts, start) : bisect_right(starts, end)]]
-    ran: set[str] = set()
+    ran: dict[str, int] = {}
     nodes = index.nodes
     for j in node_events[bisect_right(node_events, start) : bisect_right(node_events, end)]:
         if any(s < j <= e_end for s, e_end in inner):
             continue
         e = index.event(j)
         if isinstance(e, NodeEvent) and e.node in nodes:
-            ran.add(e.node)
+            ran.setdefault(e.node, j)
     return ran
 
 

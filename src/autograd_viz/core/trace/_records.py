@@ -144,9 +144,20 @@ class NodeInfo:
     # does not retain the graph frees. None where the trace does not say (written before
     # the key existed); [] for a node that saved none (AddBackward0, ViewBackward0).
     saved: list[str] | None = None
+    # Each tensor held in those slots: name, shape, dtype, bytes (of the storage the node
+    # keeps alive), storage (an id shared by every saved tensor on one memory) and tensor
+    # (the run's tensor it is, when the run saw it; None for one made inside torch).
+    # Empty where the trace does not say.
+    saved_tensors: list[dict[str, Any]] = field(default_factory=list)
+    # The number of events recorded when the node got its id (the op that made it comes
+    # next) and, for a node Python let go of before the run ended (a graph dropped without
+    # a backward), when that happened. Recorded for nodes that saved tensors; None else.
+    made_at: int | None = None
+    released_at: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (docs/trace.md, "Node"); `saved` only where it is known."""
+        """The JSON form (docs/trace.md, "Node"); `saved` and the keys after it only where
+        they are known."""
         # Not dataclasses.asdict, which deep-copies every list: for 8,000 nodes that was
         # 0.4 s of the time from a run's end to its trace on the wire.
         out: dict[str, Any] = {
@@ -160,4 +171,10 @@ class NodeInfo:
         }
         if self.saved is not None:  # an older trace's node stays as it was written
             out["saved"] = self.saved
+        if self.saved_tensors:
+            out["saved_tensors"] = self.saved_tensors
+        if self.made_at is not None:
+            out["made_at"] = self.made_at
+        if self.released_at is not None:
+            out["released_at"] = self.released_at
         return out
