@@ -120,10 +120,11 @@ def test_saved_tensors_and_held_bytes_agree_with_torch(name: str) -> None:
         assert ours == packed  # every tensor torch saved at forward time, none more
     # At the end of the run: the nodes still holding, their slots and the bytes.
     nodes = {n.id: n for n in trace.nodes}
-    held = held_memory(trace).at(len(trace.events))
+    memory = held_memory(trace)
+    held = memory.at(len(trace.events))
     slots = Counter(
         (nodes[nid].name, e["name"], tuple(e["shape"]))
-        for nid in held.nodes
+        for nid in memory.holding(len(trace.events))
         for e in nodes[nid].saved_tensors
     )
     assert slots == still_saved
@@ -201,8 +202,9 @@ def test_a_module_step_counts_bytes_by_module_and_text_is_readable() -> None:
         "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
         "loss = model(torch.randn(16, 4)).pow(2).mean()\n"
     )
-    held = held_memory(trace).at(len(trace.events))
-    modules = by_module(trace, held)
+    memory = held_memory(trace)
+    held = memory.at(len(trace.events))
+    modules = by_module(trace, memory.holding(len(trace.events)))
     assert sum(modules.values()) == held.bytes
     # The second Linear saved the ReLU's output (16×8 floats); the ReLU its own result,
     # the same memory: one storage, counted where it was first saved.

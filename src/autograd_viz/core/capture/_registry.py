@@ -14,6 +14,7 @@ from autograd_viz.core.capture._saved import saved_tensors
 from autograd_viz.core.trace import NodeInfo
 
 _runs = itertools.count()
+_DTYPE_NAMES: dict[Any, str] = {}  # torch.float32 -> "float32", filled as met
 
 
 def grad_fn_of(t: torch.Tensor) -> Any:
@@ -56,7 +57,7 @@ class Registry:
         self.nodes_capped = False
         # Called with (node, id) for each node given an id (the tracer hooks it there).
         self.on_new_node: Callable[[Any, str], None] | None = None
-        self._storages: dict[tuple[str, int], str] = {}
+        self._storages: dict[int, str] = {}  # a saved storage's address -> its id
         self._releases = _Releases()
 
     @property
@@ -153,27 +154,32 @@ class Registry:
             return None  # what a user's pack hook made of it: not a tensor's memory
         try:
             storage = t.untyped_storage()
-            nbytes = storage.nbytes()
-            where = (str(t.device), storage.data_ptr())
+            nbytes, address = storage.nbytes(), storage.data_ptr()
         except Exception:  # a tensor without storage of its own (a wrapper subclass, meta)
-            nbytes, where = 0, None
+            nbytes = address = 0
         sid = None
-        if where is not None and nbytes:
-            # Storages alive at one moment have distinct addresses: equal ids mean one
-            # storage for every node that holds it at the same time (freed storages'
-            # addresses come back, but by then the nodes that held them hold nothing).
-            sid = self._storages.setdefault(where, f"s{len(self._storages)}")
+        if nbytes:
+            # Storages alive at one moment have distinct addresses (a device's too, in one
+            # virtual address space): equal ids mean one storage for every node holding it
+            # at the same time. A freed storage's address comes back, but by then the
+            # nodes that held it hold nothing.
+            sid = self._storages.get(address)
+            if sid is None:
+                sid = self._storages[address] = f"s{len(self._storages)}"
         # A saved input is the tensor object itself; a saved output is a new object on
         # the same memory (matched to the node's output by `saved_output`).
         entry = self._tensor_ids.get(id(t))
-        tensor = entry[1] if entry is not None and entry[0]() is t else None
+        dtype = t.dtype
+        dtype_name = _DTYPE_NAMES.get(dtype)
+        if dtype_name is None:
+            dtype_name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
         return {
             "name": name,
             "shape": list(t.shape),
-            "dtype": str(t.dtype).removeprefix("torch."),
+            "dtype": dtype_name,
             "bytes": nbytes,
             "storage": sid,
-            "tensor": tensor,
+            "tensor": entry[1] if entry is not None and entry[0]() is t else None,
         }
 
     def saved_output(self, info: NodeInfo, t: torch.Tensor, tid: str) -> None:
@@ -182,7 +188,7 @@ class Registry:
         for entry in info.saved_tensors or ():
             if entry["tensor"] is None and entry["storage"] is not None:
                 try:
-                    here = (str(t.device), t.untyped_storage().data_ptr())
+                    here = t.untyped_storage().data_ptr()
                 except Exception:
                     return
                 if self._storages.get(here) == entry["storage"] and entry["shape"] == list(t.shape):

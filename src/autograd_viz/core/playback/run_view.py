@@ -19,6 +19,7 @@ from psygnal import Signal
 from autograd_viz.core.graph.graph_model import DrawnGraph, drawn_graph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Frame, Player
+from autograd_viz.core.playback.saved_memory import HeldMemory, held_memory
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import TensorValue, Trace
 
@@ -41,11 +42,27 @@ class ShownRun:
     graph: DrawnGraph
     player: Player = field(compare=False)
     source_map: SourceMap = field(compare=False)
+    # What is measured of the run when first asked; shared by the copies a refold makes.
+    _measured: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def freeing(self) -> list:
         """Which nodes each backward pass freed (the player computed it once)."""
         return self.player.freeing
+
+    @property
+    def memory(self) -> HeldMemory:
+        """What the graph holds for backward at each event, measured when first asked
+        (the memory bar asks on a worker thread for a big run)."""
+        memory = self._measured.get("memory")
+        if memory is None:
+            memory = self._measured["memory"] = held_memory(self.trace)
+        return memory
+
+    @property
+    def measured_memory(self) -> HeldMemory | None:
+        """`memory` if it was measured already (a view on the GUI thread must not wait)."""
+        return self._measured.get("memory")
 
 
 def prepare_run(

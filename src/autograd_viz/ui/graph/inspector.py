@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWi
 
 from autograd_viz.core.playback.player import show
 from autograd_viz.core.playback.run_view import RunView
-from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.core.playback.saved_memory import HeldMemory, by_module, bytes_text
+from autograd_viz.core.trace import NodeInfo, TensorValue, Trace
 from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, format_value
 from autograd_viz.ui._plot_theme import style_plot
 from autograd_viz.ui.graph._value_plot import ValuePlot
@@ -223,11 +224,53 @@ class Inspector(QWidget):
             rows.append(("sent on", ", ".join(show(g) for g in ran.get("grads_out", ())) or "—"))
         elif now is not None:
             rows.append(("gradients", "it has not run yet at this step"))
+        rows += self._saved_rows(trace, node)
         if line:
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(node.name, rows))
         self.details.setToolTip("")
         self._hide_values()
+
+    def _memory(self, trace: Trace) -> tuple[HeldMemory | None, int]:
+        """The shown run's held memory, if measured, and the event shown."""
+        view = self.view
+        run = view.run if view is not None else None
+        if run is None or run.trace is not trace:
+            return None, len(trace.events)
+        shown = view.event_index() if view is not None else None
+        return run.measured_memory, len(trace.events) if shown is None else shown
+
+    def _saved_rows(self, trace: Trace, node: NodeInfo) -> list[tuple[str, str]]:
+        """What the node saved for its backward, and whether it holds it at this moment."""
+        if not node.saved_tensors:
+            saved = "nothing: its local gradient needs no tensor" if node.saved == [] else ""
+            return [("saved for backward", saved)] if saved else []
+        rows = []
+        for entry in node.saved_tensors:
+            tensor = entry.get("tensor")
+            what = trace.index.name_of(tensor) if tensor else "made by torch for backward"
+            shape = "×".join(str(n) for n in entry["shape"]) or "0-dim"
+            rows.append(
+                (
+                    f"saved {entry['name']}",
+                    f"{what} · {shape} {entry['dtype']} · {bytes_text(entry['bytes'])}",
+                )
+            )
+        memory, index = self._memory(trace)
+        span = memory.spans.get(node.id) if memory is not None else None
+        if span is not None:
+            start, stop = span
+            if index < start:
+                state = "not made yet at this step"
+            elif stop is None or index < stop:
+                kept = node.id in memory.kept and index >= start
+                state = "held now" + (" (retain_graph=True keeps it)" if kept else "")
+            elif trace.events[stop].get("kind") == "node":
+                state = "freed: backward() let go of them after running this node"
+            else:
+                state = "let go of: nothing referred to this graph any more"
+            rows.append(("saved tensors", state))
+        return rows
 
     def _show_box(self, trace: Trace, key: str) -> None:
         """A folded group: what its box says, then each parameter inside it with its value
@@ -254,6 +297,10 @@ class Inspector(QWidget):
             rows.append((name, f"{format_value(value)}  ·  .grad {shown}"))
         if len(params) > MAX_BOX_PARAMS:
             rows.append(("", f"and {len(params) - MAX_BOX_PARAMS} more parameters"))
+        memory, index = self._memory(trace)
+        if memory is not None:
+            held = by_module(trace, memory.holding(index) & inside)
+            rows.append(("saved for backward now", bytes_text(sum(held.values()))))
         self.details.setText(self._rows(graph.nodes[key].title, rows))
         self.details.setToolTip("Double-click the box (or press Enter) to open it")
         self._hide_values()

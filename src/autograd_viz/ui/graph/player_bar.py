@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
 from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, ShownRun, nothing_ran
 from autograd_viz.ui.graph._caption_label import CaptionLabel
+from autograd_viz.ui.graph.memory_bar import MemoryBar
 
 STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
@@ -134,6 +135,9 @@ class PlayerBar(QWidget):
         below.setContentsMargins(0, 0, 0, 0)
         below.addWidget(self.caption, 1)
         below.addWidget(self.fold_button, 0, Qt.AlignmentFlag.AlignTop)
+        # What the graph holds for backward now (hidden for a run whose nodes saved none).
+        self.memory = MemoryBar(self)
+        below.addWidget(self.memory, 0, Qt.AlignmentFlag.AlignTop)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 4)
         layout.setSpacing(2)
@@ -169,6 +173,7 @@ class PlayerBar(QWidget):
                 self.set_player(run.player)
 
         view.run_changed.connect(follow_run)
+        self.memory.follow(view)
 
     def set_player(self, player: Player | None, why: str = "") -> None:
         """Follow a new player (None: nothing to play, and `why`, if said)."""
