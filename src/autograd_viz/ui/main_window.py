@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
         self.run_view.graph_changed.connect(lambda: self._run_shown(self.run_view.run, True))
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self.run_view.inspect)
+        self.canvas.why_asked.connect(self.inspector.ask_why)
+        self.inspector.why.fix_requested.connect(self._apply_fix)
         s = self.session
         s.state_changed.connect(self._on_state)
         s.kernel_info.connect(self.kernel_status.set_info)
@@ -297,6 +299,18 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.graph_area)
             self.run_code()
         return True
+
+    def _apply_fix(self, edit, script: str) -> None:
+        """Make the one-line fix an answer offered, in the editor (one undo step)."""
+        if self.editor.text() != script:
+            self.statusBar().showMessage(
+                "The code changed since this run: make the fix by hand, or run again.", 6000
+            )
+            return
+        self.editor.apply_line_edit(edit.line, edit.action, edit.text)
+        self.statusBar().showMessage(
+            f"Changed line {edit.line}: run again (Ctrl+Enter) to see the gradient.", 6000
+        )
 
     # ---- running ---------------------------------------------------------------
     def run_code(self) -> None:

@@ -118,7 +118,9 @@ def run_source(
     """
     namespace = namespace if namespace is not None else {"__name__": "__main__"}
     device = resolve_device(device)
-    trace = Trace(source=filename, torch=torch.__version__, device=device or preferred_device())
+    trace = Trace(
+        source=filename, torch=torch.__version__, device=device or preferred_device(), script=code
+    )
     # Lets tracebacks and the inspector show the user's lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     started = time.perf_counter()

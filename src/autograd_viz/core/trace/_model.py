@@ -17,6 +17,7 @@ docs/trace.md documents every key; in short:
     notes        human-readable remarks (why something was capped)
     modules      {path: {class, parameters}} for every nn.Module the run called
     loops        [{line, end, text}]: the script's for/while statements
+    script       the code that ran (its line numbers are the events' `line`)
 
 `events` stay plain dicts (the wire form, appended by the tracer as the run goes);
 `trace.index` (core/trace/index.py) holds them typed (core/trace/events.py), with tensors and
@@ -62,6 +63,7 @@ class Trace:
     version: int = TRACE_VERSION
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     loops: list[dict[str, Any]] = field(default_factory=list)
+    script: str | None = None  # the code that ran (None in traces written before the key)
     # The look-up tables, built on first use (see `index`). A field so that
     # `Trace(**vars(trace))` still works; a copy made that way notices its own lists
     # differ and builds its own.
@@ -100,6 +102,7 @@ class Trace:
             "version": self.version,
             "modules": self.modules,
             "loops": self.loops,
+            "script": self.script,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -145,6 +148,7 @@ class Trace:
             version=int(data.get("version", TRACE_VERSION)),
             modules=dict(data.get("modules") or {}),
             loops=list(data.get("loops") or []),
+            script=data["script"] if isinstance(data.get("script"), str) else None,
         )
 
     @classmethod

@@ -13,6 +13,25 @@ INDENT = "    "
 class LineEditing:
     """Line-wise edits for a QPlainTextEdit (mixed into CodeEditor); each is one undo step."""
 
+    def apply_line_edit(self, line: int, action: str, text: str) -> None:
+        """Insert `text` as a new line after line `line` ("insert"), or make it line
+        `line`'s text ("replace"); one undo step, the cursor left on the changed line."""
+        block = self.document().findBlockByNumber(line - 1)
+        if not block.isValid():
+            return
+        cursor = QTextCursor(block)
+        cursor.beginEditBlock()
+        if action == "insert":
+            cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+            cursor.insertText("\n" + text)
+        else:
+            cursor.movePosition(
+                QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor
+            )
+            cursor.insertText(text)
+        cursor.endEditBlock()
+        self.setTextCursor(cursor)
+
     def _newline_with_indent(self) -> None:
         cursor = self.textCursor()
         line = cursor.block().text()

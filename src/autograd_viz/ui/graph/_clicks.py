@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu
 
 
 class CanvasClicks:
@@ -20,6 +20,7 @@ class CanvasClicks:
         self._timer.setSingleShot(True)
         self._timer.setInterval(QApplication.styleHints().mouseDoubleClickInterval())
         self._timer.timeout.connect(self._settled)
+        self.menu: QMenu | None = None  # the last right-click's menu (kept while it shows)
 
     def on_marker(self, _item, points, event) -> None:
         """A click on a node's marker (or a card's centre)."""
@@ -39,6 +40,9 @@ class CanvasClicks:
         double-click opens it."""
         # Items see a click first: one a marker took (it may have just drawn a box where
         # it was clicked) is not a click on a box.
+        if event.button() == Qt.MouseButton.RightButton and not event.isAccepted():
+            self._context_menu(event)
+            return
         if event.isAccepted() or event.button() != Qt.MouseButton.LeftButton:
             return
         canvas = self.canvas
@@ -53,6 +57,22 @@ class CanvasClicks:
             canvas.toggle_module(key[2:])
         else:
             self._clicked(key)
+
+    def _context_menu(self, event) -> None:
+        """A right-click on a tensor: ask why its .grad is what it is, or inspect it."""
+        canvas = self.canvas
+        markers = canvas.markers
+        points = markers.pointsAt(markers.mapFromScene(event.scenePos()))
+        keys = [str(p.data()) for p in points]
+        tensor = next((k for k in keys if k.startswith("t")), None)
+        if tensor is None or canvas.trace is None:
+            return
+        event.accept()
+        name = canvas.trace.index.name_of(tensor)
+        menu = self.menu = QMenu(canvas)
+        menu.addAction(f"Why is {name}.grad what it is?", lambda: canvas.why_asked.emit(tensor))
+        menu.addAction(f"Inspect {name}", lambda: canvas.node_clicked.emit(tensor))
+        menu.popup(event.screenPos().toPoint())
 
     def _clicked(self, key: str) -> None:
         """A single click: ring the item now, inspect it once no second click follows (the

@@ -44,6 +44,7 @@ class GraphCanvas(pg.PlotWidget):
     selection. Zoom with the wheel, pan by dragging, click a node to select it."""
 
     node_clicked = Signal(str)  # id of a trace tensor ("t3") or node ("n5")
+    why_asked = Signal(str)  # a right-click asked why a tensor's .grad is what it is
     layout_changed = Signal()  # a module was collapsed or opened: positions moved
     graph_drawn = Signal(int)  # number of marks drawn
     trace_drawn = Signal(object)  # a trace passed to show_trace is now on screen
@@ -388,6 +389,11 @@ class GraphCanvas(pg.PlotWidget):
             pos=np.array([(n.x, n.y) for n in nodes], dtype=float).reshape(-1, 2),
             size=[STYLES[n.kind].size + 14 for n in nodes],
         )
+
+    @property
+    def markers(self) -> MarkerItem:
+        """The item drawing every node's marker (clicks and hovers find nodes on it)."""
+        return self._markers
 
     def marker_count(self) -> int:
         """How many node markers are on the canvas."""

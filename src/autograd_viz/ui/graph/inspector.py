@@ -12,10 +12,16 @@ from autograd_viz.core.playback.player import show
 from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.playback.saved_memory import HeldMemory, by_module, bytes_text
 from autograd_viz.core.trace import NodeInfo, TensorValue, Trace
-from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, format_value
+from autograd_viz.core.trace.value_text import (
+    UNINITIALISED,
+    format_number,
+    format_value,
+    show_value,
+)
 from autograd_viz.ui._plot_theme import style_plot
 from autograd_viz.ui.graph._value_plot import ValuePlot
 from autograd_viz.ui.graph._value_table import ValueTable
+from autograd_viz.ui.graph.why_panel import WhyPanel
 
 MAX_VALUE_TEXT = 240  # longer printed values are summarised (shape, range, mean, norm)
 MAX_BOX_PARAMS = 24  # a folded group's inspector lists this many of its parameters
@@ -90,6 +96,9 @@ class Inspector(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
+        # "Why is x.grad None?" for a tensor (hidden for nodes and boxes).
+        self.why = WhyPanel(self)
+        layout.addWidget(self.why)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.values, 1)
         layout.addStretch(0)
@@ -104,6 +113,13 @@ class Inspector(QWidget):
         self.view = view
         view.inspected_changed.connect(self._inspected)
         view.frame_changed.connect(self._refresh)
+
+    def ask_why(self, key: str) -> None:
+        """Inspect the tensor `key` and answer why its .grad is what it is now."""
+        if self.view is not None:
+            self.view.inspect(key)  # shows it here (see _inspected)
+        if self.key == key:
+            self.why.ask()
 
     def _inspected(self, key: str) -> None:
         if not key or self.view is None or self.view.trace is None:
@@ -131,6 +147,7 @@ class Inspector(QWidget):
     def clear(self) -> None:
         """Nothing selected."""
         self.key = None
+        self.why.hide()
         self.details.setText("<i>Click a node in the graph to inspect it.</i>")
         self.details.setToolTip("")
         self._hide_values()
@@ -143,6 +160,7 @@ class Inspector(QWidget):
         """Describe the tensor or node `key` of `trace` (and show the pane)."""
         self.key = key
         self.show()
+        self.why.setVisible(key.startswith("t"))
         if key.startswith("t"):
             self._show_tensor(trace, key, line)
         elif key.startswith("m:"):
@@ -190,6 +208,7 @@ class Inspector(QWidget):
         if line:
             rows.append(("created on", f"line {line}"))
         self.details.setText(self._rows(t.name or trace.index.name_of(key), rows))
+        self.why.set_tensor(trace, key, now.event_index() if now else None, show_value(grad))
         # The rows round to 4 significant digits; the full floats are a hover away.
         full = [f"{k}: {_full_text(v)}" for k, v in (("value", value), (".grad", grad))]
         self.details.setToolTip("\n".join(full) if now is None or exists else "")
