@@ -52,7 +52,7 @@ def _fill_width(bar) -> int:
 
 
 def test_the_bar_grows_in_the_forward_and_empties_node_by_node_in_backward(qtbot) -> None:
-    trace, view, bar = _shown(qtbot, CODE)
+    _trace, view, bar = _shown(qtbot, CODE)
     memory = bar.memory
     assert memory.isVisible()
     # At the end of the run backward has freed everything: the lesson's sentence.
@@ -79,7 +79,7 @@ def test_the_bar_grows_in_the_forward_and_empties_node_by_node_in_backward(qtbot
 
 
 def test_retain_graph_says_the_graph_is_kept(qtbot) -> None:
-    _, view, bar = _shown(
+    _, _view, bar = _shown(
         qtbot,
         "import torch\nx = torch.randn(10, requires_grad=True)\n"
         "y = (x * x).sum()\ny.backward(retain_graph=True)\n",
@@ -97,7 +97,7 @@ def test_a_run_whose_nodes_save_nothing_shows_no_bar(qtbot) -> None:
 
 
 def test_the_inspector_lists_a_nodes_saved_tensors_and_whether_they_are_held(qtbot) -> None:
-    trace, view, bar = _shown(qtbot, CODE)
+    trace, view, _bar = _shown(qtbot, CODE)
     inspector = Inspector()
     qtbot.addWidget(inspector)
     inspector.follow(view)
