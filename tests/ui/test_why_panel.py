@@ -41,7 +41,8 @@ def test_the_inspector_asks_and_answers_at_the_moment_shown(qtbot) -> None:
     qtbot.mouseClick(why.ask_button, Qt.MouseButton.LeftButton)
     assert why.text.isVisible()
     assert "line 4: with torch.no_grad():" in why.text.text()
-    assert why.fix_button.text() == "Apply the fix: line 4 becomes `if True:`"
+    assert why.fix_button.text() == "Apply the fix (line 4)"
+    assert why.fix_button.toolTip().startswith("Line 4 becomes `if True:`")
     with qtbot.waitSignal(why.fix_requested) as fixed:
         qtbot.mouseClick(why.fix_button, Qt.MouseButton.LeftButton)
     edit, script = fixed.args

@@ -6,7 +6,16 @@ import html
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from autograd_viz.core.playback.player import show
 from autograd_viz.core.playback.run_view import RunView
@@ -79,6 +88,8 @@ class Inspector(QWidget):
         self.details = QLabel(self)
         self.details.setObjectName("inspectorDetails")
         self.details.setWordWrap(True)
+        # Its rows are never squeezed under the answer and the plot below them.
+        self.details.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.details.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.plot = ValuePlot(self)
@@ -93,15 +104,26 @@ class Inspector(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.details, 1)
         top.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
-        layout = QVBoxLayout(self)
+        # The rows, an answer and the plot can be taller than the pane: it scrolls then,
+        # instead of squeezing the rows.
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(top)
         # "Why is x.grad None?" for a tensor (hidden for nodes and boxes).
-        self.why = WhyPanel(self)
+        self.why = WhyPanel(content)
         layout.addWidget(self.why)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.values, 1)
         layout.addStretch(0)
+        scroll = QScrollArea(self)
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.clear()
 
     def set_dark(self, dark: bool) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, QRect, QRunnable, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal, Slot
 from PySide6.QtGui import QColor, QPainter, QPalette
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from autograd_viz.core.playback.run_view import RunView, ShownRun
 from autograd_viz.core.playback.saved_memory import (
@@ -19,6 +19,7 @@ from autograd_viz.core.playback.saved_memory import (
 # 0.1 s; a few hundred nodes take a millisecond).
 BACKGROUND_SIZE = 2_000
 WIDTH = 270
+MIN_WIDTH = 170
 MODULES_IN_TIP = 6
 LESSON = (
     "What autograd keeps alive for the backward pass: the tensors each node saved"
@@ -53,7 +54,9 @@ class MemoryBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("memoryBar")
-        self.setFixedWidth(WIDTH)
+        # As wide as its text wants, narrower (elided) before the caption beside it is.
+        self.setMinimumWidth(MIN_WIDTH)
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.setFixedHeight(2 * self.fontMetrics().height() + 4)  # the caption's two lines
         self.view: RunView | None = None
         self.memory: HeldMemory | None = None
@@ -66,6 +69,9 @@ class MemoryBar(QWidget):
         self._first_free: int | None = None
         self._kept_from: int | None = None
         self.setVisible(False)
+
+    def sizeHint(self) -> QSize:  # Qt's name
+        return QSize(WIDTH, self.height())
 
     def follow(self, view: RunView) -> None:
         """Show what the graph of `view`'s run holds at its player's moment."""

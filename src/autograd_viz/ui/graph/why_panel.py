@@ -79,7 +79,8 @@ class WhyPanel(QWidget):
         self.text.show()
         edit = answer.edit
         if edit is not None and trace.script is not None:
-            self.fix_button.setText(_edit_words(edit))
+            self.fix_button.setText(f"Apply the fix (line {edit.line})")
+            self.fix_button.setToolTip(_edit_words(edit) + " — one undo step; then run again")
             self.fix_button.show()
         else:
             self.fix_button.hide()
@@ -90,10 +91,10 @@ class WhyPanel(QWidget):
 
 
 def _edit_words(edit: Edit) -> str:
-    """The fix button's label: what the one-line edit does."""
+    """What the one-line edit does, in the fix button's tooltip."""
     text = edit.text.strip()
     if edit.action == "insert":
-        return f"Apply the fix: add `{text}` after line {edit.line}"
+        return f"Add `{text}` after line {edit.line}"
     if text in ("", "pass"):
-        return f"Apply the fix: remove line {edit.line}"
-    return f"Apply the fix: line {edit.line} becomes `{text}`"
+        return f"Remove line {edit.line}"
+    return f"Line {edit.line} becomes `{text}`"
