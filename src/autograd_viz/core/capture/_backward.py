@@ -86,6 +86,8 @@ class BackwardRecorder:
             thread = recording.passes.thread_name()
             if thread is not None:
                 event["thread"] = thread
+            if self.call != "torch.autograd.grad()":
+                recording.step_stats.backward_ran(tensors)
             self.hooks.last_in_line()
             retained = self._retained_before()
         event["depth"] = depth = recording.passes.started(self)

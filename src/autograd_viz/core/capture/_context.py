@@ -36,6 +36,8 @@ class ModuleAndOptimizerHooks:
         # Per step() running now (one may run another's: a Lookahead wrapping SGD), the
         # parameters noted before it, innermost last.
         self._step_before: list[list[tuple[torch.Tensor, bool, int, Any]]] = []
+        # Per step running: copies of its parameters as they were (the update's norm).
+        self._step_copies: list[list[torch.Tensor | None]] = []
         # One entry per step() running now: how many record_function blocks inside it are
         # open. torch wraps each step (hooks included) in one; see `step_record`.
         self._steps: list[int] = []
@@ -128,6 +130,8 @@ class ModuleAndOptimizerHooks:
                     if p.grad is not None or closure is not None
                 ]
             )
+            noted = self._step_before[-1]
+            self._step_copies.append(recording.step_stats.before([p for p, *_ in noted]))
         unrecorded = recording.unrecorded()  # the optimizer's arithmetic is not the user's
         unrecorded.__enter__()  # left in _step_ended
         recording.snapshots.changed()  # and the tracer does not see what step() writes
@@ -156,9 +160,13 @@ class ModuleAndOptimizerHooks:
             with torch._C.DisableTorchFunction():
                 line = recording.user_line()
                 noted = self._step_before[-1] if self._step_before else []
-                for p, had_grad, version, before in noted:
+                copies = self._step_copies[-1] if self._step_copies else [None] * len(noted)
+                first_event = None if recording.events_capped else len(recording.events)
+                moved = []
+                for (p, had_grad, version, before), copy in zip(noted, copies, strict=True):
                     if not had_grad and p._version == version:
                         continue  # no grad and untouched: the closure gave it none
+                    moved.append((recording.tid(p), p, copy))
                     recording.emit(
                         {
                             "kind": "param_update",
@@ -169,12 +177,15 @@ class ModuleAndOptimizerHooks:
                             "after": recording.recall(p),
                         }
                     )
+                recording.step_stats.after(line, type(optimizer).__name__, first_event, moved)
         finally:
             self._step_ended()
 
     def _step_ended(self) -> None:
         if self._step_before:
             self._step_before.pop()
+        if self._step_copies:
+            self._step_copies.pop()  # the parameters as they were: let go of now
         if self._steps:
             self._steps.pop()
         if self._unrecorded:

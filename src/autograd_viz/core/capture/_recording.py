@@ -19,6 +19,7 @@ import torch
 from autograd_viz.core.capture._guards import unseen
 from autograd_viz.core.capture._passes import RunningPasses
 from autograd_viz.core.capture._registry import Registry
+from autograd_viz.core.capture._step_stats import StepStats
 from autograd_viz.core.trace.values import Snapshots
 
 _ENDED = 1 << 30  # `quiet` once the run is over: nothing nests that deep
@@ -44,6 +45,7 @@ class Recording:
         self.value = self.snapshots.take  # an event's snapshot of a tensor
         self.recall = self.snapshots.recall  # the same, shared while the tensor is unchanged
         self.passes = RunningPasses()  # the backward calls running now
+        self.step_stats = StepStats()  # gradient health per optimizer step
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
 

@@ -177,6 +177,13 @@ def run_source(
             "and the script ran on to the end."
         )
     trace.error = trace.errors[0] if trace.errors else None
+    stats = tracer.recording.step_stats
+    trace.steps = stats.steps
+    if stats.capped:
+        trace.notes.append(
+            f"The run took more than {len(stats.steps):,} optimizer steps; the Training view"
+            " charts the first of them."
+        )
     trace.modules = dict(tracer.context.modules)
     trace.loops = loop_statements(compiled_tree, code)
     try:

@@ -18,6 +18,7 @@ docs/trace.md documents every key; in short:
     modules      {path: {class, parameters}} for every nn.Module the run called
     loops        [{line, end, text}]: the script's for/while statements
     script       the code that ran (its line numbers are the events' `line`)
+    steps        [{line, optimizer, event, loss, parameters}]: gradient health per step
 
 `events` stay plain dicts (the wire form, appended by the tracer as the run goes);
 `trace.index` (core/trace/index.py) holds them typed (core/trace/events.py), with tensors and
@@ -64,6 +65,9 @@ class Trace:
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     loops: list[dict[str, Any]] = field(default_factory=list)
     script: str | None = None  # the code that ran (None in traces written before the key)
+    # Per optimizer.step(): the norms of each parameter's .grad, update and value, kept
+    # even past the event cap (docs/trace.md, `steps`).
+    steps: list[dict[str, Any]] = field(default_factory=list)
     # The look-up tables, built on first use (see `index`). A field so that
     # `Trace(**vars(trace))` still works; a copy made that way notices its own lists
     # differ and builds its own.
@@ -103,6 +107,7 @@ class Trace:
             "modules": self.modules,
             "loops": self.loops,
             "script": self.script,
+            "steps": self.steps,
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -149,6 +154,7 @@ class Trace:
             modules=dict(data.get("modules") or {}),
             loops=list(data.get("loops") or []),
             script=data["script"] if isinstance(data.get("script"), str) else None,
+            steps=list(data.get("steps") or []),
         )
 
     @classmethod
