@@ -74,8 +74,10 @@ class StepStats:
 def _norm(t: torch.Tensor) -> Any:
     t = t.detach()
     # In float64: a float16 model's norms overflow its own range long before they matter.
-    norm = torch.linalg.vector_norm(t) if t.is_complex() else torch.linalg.vector_norm(
-        t, dtype=torch.float64
+    norm = (
+        torch.linalg.vector_norm(t)
+        if t.is_complex()
+        else torch.linalg.vector_norm(t, dtype=torch.float64)
     )
     return json_number(float(norm))
 
