@@ -47,6 +47,7 @@ from autograd_viz.ui.learning.lab_pane import LabPane
 from autograd_viz.ui.learning.lessons_pane import LessonsPane, ask_reset_progress
 from autograd_viz.ui.learning.quiz_pane import QuizPane
 from autograd_viz.ui.theme import Theme
+from autograd_viz.ui.training.training_pane import TrainingPane
 
 SOURCE_NAME = "<editor>"
 KERNEL_GONE = (
@@ -86,6 +87,8 @@ class MainWindow(QMainWindow):
         self.player_bar = PlayerBar()
         self.inspector = Inspector()
         self.descent: DescentPane | None = None
+        self.training = TrainingPane()
+        self.training.follow(self.run_view)
         self.lessons = LessonsPane(self.progress, opener=self.open_example)
         self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})
         self.quiz = QuizPane(self.progress)
@@ -129,6 +132,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setObjectName("mainTabs")
         self.tabs.addTab(graph_area, "Graph")
+        self.tabs.addTab(self.training, "Training")
         self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
         self.tabs.addTab(SidewaysScroll(self.lab), "Lab")
         self.tabs.addTab(self.lessons, "Lessons")
@@ -277,6 +281,8 @@ class MainWindow(QMainWindow):
         self.theme.dark_changed.connect(self.canvas.set_dark)
         self.theme.dark_changed.connect(self.lab.canvas.set_dark)
         self.theme.dark_changed.connect(self.inspector.set_dark)
+        self.theme.dark_changed.connect(self.training.set_dark)
+        self.training.step_chosen.connect(self._show_training_step)
 
     # ---- documents -------------------------------------------------------------
     def set_document(self, text: str, path: Path | None) -> None:
@@ -299,6 +305,14 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.graph_area)
             self.run_code()
         return True
+
+    def _show_training_step(self, event: int, tensor: str) -> None:
+        """A Training view cell: the graph at that optimizer step, the parameter inspected."""
+        self.tabs.setCurrentWidget(self.graph_area)
+        if event >= 0:
+            self.run_view.go_to_event(event)
+        self.run_view.select([tensor])
+        self.run_view.inspect(tensor)
 
     def _apply_fix(self, edit, script: str) -> None:
         """Make the one-line fix an answer offered, in the editor (one undo step)."""

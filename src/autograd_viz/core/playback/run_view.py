@@ -9,6 +9,7 @@ no Qt in it, so it is tested without a display.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -313,6 +314,16 @@ class RunView:
         if made is None or made == line:
             return line, None
         return made, line
+
+    def go_to_event(self, event: int) -> None:
+        """Put the player, in Both, on the step of trace event `event` (the first step at
+        or after it): a Training view cell's optimizer step."""
+        if self.run is None:
+            return
+        player = self.run.player
+        player.set_mode(EVERYTHING)
+        positions = [step.event_index for step in player.steps]
+        player.seek(min(bisect_left(positions, event), len(positions) - 1))
 
     def mode_name(self) -> str:
         """The shown player's view as the learner's buttons name it ("" with no run)."""

@@ -1,0 +1,1 @@
+"""The Training view: gradient health over a training loop."""
