@@ -10,6 +10,8 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWi
 from autograd_viz.core.playback.why_grad import Edit, GradAnswer, why_grad
 from autograd_viz.core.trace import Trace
 
+MAX_BUTTON_VALUE = 16  # characters of a .grad value the question button shows
+
 
 class WhyPanel(QWidget):
     """A button that asks about the inspected tensor's `.grad` at the moment shown; the
@@ -51,7 +53,9 @@ class WhyPanel(QWidget):
         answer already shown for it is asked again for the new moment."""
         same = self._trace is trace and self._key == key
         self._trace, self._key, self._index = trace, key, index
-        self.ask_button.setText(f"Why is {trace.index.name_of(key)}.grad {grad_text}?")
+        # A long value would push the button past the pane: the answer quotes it whole.
+        shown = grad_text if len(grad_text) <= MAX_BUTTON_VALUE else "what it is"
+        self.ask_button.setText(f"Why is {trace.index.name_of(key)}.grad {shown}?")
         if same and self.answer is not None:
             self.ask()
         else:
@@ -68,7 +72,6 @@ class WhyPanel(QWidget):
             return
         trace = self._trace
         answer = self.answer = why_grad(trace, self._key, self._index, trace.script)
-        self.ask_button.setText(answer.question)
         parts = [f"<b>{html.escape(answer.question)}</b>", html.escape(answer.answer)]
         if answer.history:
             items = "".join(f"<li>{html.escape(h)}</li>" for h in answer.history)

@@ -126,8 +126,10 @@ class TrainingPane(QWidget):
             self.flags.addItem(item)
         if not health.flags:
             self.flags.addItem("✓ No vanishing, exploding or dead units in these steps.")
-        rows = sum(self.flags.sizeHintForRow(i) for i in range(min(self.flags.count(), 6)))
-        self.flags.setFixedHeight(rows + 2 * self.flags.frameWidth() + 4)
+        # Room for up to three flags of two lines each (a flag wraps once at most widths).
+        shown = min(self.flags.count(), 3)
+        line = self.flags.fontMetrics().lineSpacing()
+        self.flags.setFixedHeight(shown * (2 * line + 4) + 2 * self.flags.frameWidth() + 2)
         first = health.flags[0].tensor if health.flags else None
         self.selected = health.parameters.index(first) if first else 0
         self._draw_lines()
@@ -160,12 +162,12 @@ class TrainingPane(QWidget):
                            pen=pg.mkPen("#64748b", style=Qt.PenStyle.DashLine)))  # fmt: skip
         name = health.names[self.selected]
         mine = ratio[self.selected]
-        title = f"‖Δp‖ / ‖p‖ of {name} (band: all parameters)"
+        title = f"‖Δp‖/‖p‖: {name} (band: all)"
         if np.isfinite(mine).any():
             self.ratio.plot(steps, mine, pen=pg.mkPen(SELECTED, width=2), symbol="o",
                             symbolSize=4, connect="finite")  # fmt: skip
         else:  # a log scale has no 0: say it instead
-            title = f"‖Δp‖ / ‖p‖: {name} never moved (‖Δp‖ = 0); band: all parameters"
+            title = f"‖Δp‖/‖p‖: {name} never moved (‖Δp‖ = 0)"
         self.ratio.getPlotItem().setTitle(title)
 
     def _cell_clicked(self, step: int, parameter: int) -> None:
