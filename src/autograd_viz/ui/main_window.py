@@ -26,12 +26,14 @@ from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
+from autograd_viz.ui._run_links import RunLinks
 from autograd_viz.ui._sideways_scroll import SidewaysScroll
 from autograd_viz.ui.descent.descent_pane import DescentPane
 from autograd_viz.ui.editor.console import ConsolePane
 from autograd_viz.ui.editor.document import Document
 from autograd_viz.ui.editor.editor_pane import EditorPane
 from autograd_viz.ui.editor.run_lines import EditorFollowsRun
+from autograd_viz.ui.graph.compare_pane import ComparePane
 from autograd_viz.ui.graph.export import AnimationExporter
 from autograd_viz.ui.graph.export_actions import ExportActions
 from autograd_viz.ui.graph.fold_bar import FoldBar
@@ -89,6 +91,8 @@ class MainWindow(QMainWindow):
         self.descent: DescentPane | None = None
         self.training = TrainingPane()
         self.training.follow(self.run_view)
+        self.compare = ComparePane()
+        self.compare.follow(self.run_view)
         self.lessons = LessonsPane(self.progress, opener=self.open_example)
         self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})
         self.quiz = QuizPane(self.progress)
@@ -133,6 +137,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.addTab(graph_area, "Graph")
         self.tabs.addTab(self.training, "Training")
+        self.tabs.addTab(self.compare, "Compare")
         self.tabs.addTab(QWidget(), "Descent")  # built on first visit: it loads torch
         self.tabs.addTab(SidewaysScroll(self.lab), "Lab")
         self.tabs.addTab(self.lessons, "Lessons")
@@ -230,6 +235,15 @@ class MainWindow(QMainWindow):
         self.keep_variables_action.setChecked(load_keep_variables())
         self.session.set_keep_variables(self.keep_variables_action.isChecked())
         run_menu.addAction(self.keep_variables_action)
+        run_menu.addSeparator()
+        run_menu.addAction(
+            self._action(
+                "Pin this run for comparison",
+                lambda: self.links.pin_run(),
+                "Ctrl+Shift+P",
+                "Keep this run; the Compare tab shows what the next runs change",
+            )
+        )
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
         view_menu.addMenu(self.theme.build_menu(self))
@@ -267,7 +281,9 @@ class MainWindow(QMainWindow):
         self.console.line_clicked.connect(self.editor.goto_line)
         self.canvas.node_clicked.connect(self.run_view.inspect)
         self.canvas.why_asked.connect(self.inspector.ask_why)
-        self.inspector.why.fix_requested.connect(self._apply_fix)
+        # Where the Training and Compare tabs and the inspector's answers lead.
+        self.links = RunLinks(self)
+        self.inspector.why.fix_requested.connect(self.links.apply_fix)
         s = self.session
         s.state_changed.connect(self._on_state)
         s.kernel_info.connect(self.kernel_status.set_info)
@@ -282,7 +298,8 @@ class MainWindow(QMainWindow):
         self.theme.dark_changed.connect(self.lab.canvas.set_dark)
         self.theme.dark_changed.connect(self.inspector.set_dark)
         self.theme.dark_changed.connect(self.training.set_dark)
-        self.training.step_chosen.connect(self._show_training_step)
+        self.training.step_chosen.connect(self.links.show_training_step)
+        self.compare.show_tensor.connect(self.links.show_tensor)
 
     # ---- documents -------------------------------------------------------------
     def set_document(self, text: str, path: Path | None) -> None:
@@ -305,26 +322,6 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.graph_area)
             self.run_code()
         return True
-
-    def _show_training_step(self, event: int, tensor: str) -> None:
-        """A Training view cell: the graph at that optimizer step, the parameter inspected."""
-        self.tabs.setCurrentWidget(self.graph_area)
-        if event >= 0:
-            self.run_view.go_to_event(event)
-        self.run_view.select([tensor])
-        self.run_view.inspect(tensor)
-
-    def _apply_fix(self, edit, script: str) -> None:
-        """Make the one-line fix an answer offered, in the editor (one undo step)."""
-        if self.editor.text() != script:
-            self.statusBar().showMessage(
-                "The code changed since this run: make the fix by hand, or run again.", 6000
-            )
-            return
-        self.editor.apply_line_edit(edit.line, edit.action, edit.text)
-        self.statusBar().showMessage(
-            f"Changed line {edit.line}: run again (Ctrl+Enter) to see the gradient.", 6000
-        )
 
     # ---- running ---------------------------------------------------------------
     def run_code(self) -> None:
