@@ -3,6 +3,11 @@ shown as a value (issue 14, item 6)."""
 
 from __future__ import annotations
 
+import sys
+
+import torch
+
+from autograd_viz.core.capture._naming import building_statement
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import FORWARD, Player
@@ -103,3 +108,22 @@ def test_an_empty_tensor_nothing_touched_has_no_value_but_a_written_one_keeps_it
     assert again.tensor_named("h").uninitialised  # the key travels in the JSON
     drawn = drawn_graph(run_source("import torch\nh = torch.empty(4, requires_grad=True)\n"))
     assert [n.detail for n in drawn.nodes.values()] == ["uninitialised"]
+
+
+def test_the_search_for_a_module_being_built_stops_at_the_runs_base_frame() -> None:
+    """Below the frame that runs the user's code (the kernel's stack) nothing is the
+    user's: a module's `__init__` down there is not searched for (nor walked, per op)."""
+
+    class Outer(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines = run_in_here()
+
+    def run_in_here() -> tuple[int | None, int | None]:  # the base frame: exec's caller
+        here = sys._getframe()
+        return building_statement(here, __file__), building_statement(here, __file__, here)
+
+    built_from = sys._getframe().f_lineno + 1
+    unbounded, bounded = Outer().lines
+    assert unbounded == built_from  # `Outer()`, found below the frame we started from
+    assert bounded is None  # searched no further than the base frame

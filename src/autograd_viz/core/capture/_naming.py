@@ -56,15 +56,19 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
     return _stores(frame.f_code).get(frame.f_lasti)
 
 
-def building_statement(frame: FrameType | None, filename: str) -> int | None:
+def building_statement(
+    frame: FrameType | None, filename: str, base: FrameType | None = None
+) -> int | None:
     """The user's line that is constructing an `nn.Module` on this stack (its `__init__`,
     or the `reset_parameters` that initialises its parameters, is running), or None.
 
     The line is the statement outside the outermost such frame: `net = Net()`, not the
     `self.w = nn.Parameter(…)` inside `Net.__init__`, so one statement's ops fold together.
+    The search stops at `base`, the frame that started the run: below it is the kernel's
+    own stack (24 frames of ipykernel and asyncio, measured: walked for every op otherwise).
     """
     outermost: FrameType | None = None
-    while frame is not None:
+    while frame is not None and frame is not base:
         if frame.f_code.co_name in _BUILDING:
             owner = frame.f_locals.get("self")
             if isinstance(owner, torch.nn.Module):

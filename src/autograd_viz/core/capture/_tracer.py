@@ -7,6 +7,7 @@ import gc
 import sys
 import warnings
 import weakref
+from types import FrameType
 from typing import Any
 
 import torch
@@ -90,6 +91,7 @@ class Tracer:
         self.hooks = NodeHooks(recording, self.mode)
         self.compiled = CompiledCalls(recording, self.context.module_stack)
         self._threads = ThreadRecording(self.mode, lambda: recording.ended)
+        self._base_frame: FrameType | None = None  # see __enter__
 
     @property
     def events_capped(self) -> bool:
@@ -98,6 +100,8 @@ class Tracer:
 
     # ---- lifetime -----------------------------------------------------------------
     def __enter__(self) -> Tracer:
+        # The frame that runs the user's code: no op's stack below it is the user's.
+        self._base_frame = sys._getframe(1)
         self._gc_threshold = gc.get_threshold()
         gc.set_threshold(*TRACING_GC_THRESHOLD)
         self.recording.registry.on_new_node = self.hooks.hook
@@ -118,6 +122,7 @@ class Tracer:
             self.recording.registry.on_new_node = None
             self.hooks.remove()
             self.recording.snapshots.finish()
+            self._base_frame = None  # the frame holds this tracer: no cycle left behind
             gc.set_threshold(*self._gc_threshold)
 
     def release(self) -> None:
@@ -262,7 +267,7 @@ class Tracer:
             bound = assigned_name(caller, rec.filename)
             if bound is not None:
                 event["assigned"] = bound
-        building = building_statement(caller, rec.filename)
+        building = building_statement(caller, rec.filename, self._base_frame)
         if building is not None:
             event["construction"] = building
         if rec.grads_known:  # `w.grad.zero_()`: say whose .grad an input is
