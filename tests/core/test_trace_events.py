@@ -244,3 +244,31 @@ def test_captions_read_as_before(every_kind: Trace) -> None:
     assert [s.caption for s in steps] == EVERY_CAPTION
     edges = [sorted(s.edge_grads.values()) for s in steps if s.kind == "node"]
     assert edges == [["[1.0, 1.0]"], ["[3.0, 4.0]"], []]
+
+
+def test_quick_maker_makes_what_init_makes() -> None:
+    """The makers that skip a frozen __init__ (typed ops and nodes, player steps) give an
+    object equal to the one __init__ gives, defaults included; a class with a field
+    factory is refused (the maker would leave the field unset)."""
+    from dataclasses import dataclass, field
+
+    from autograd_viz.core.playback.player import Step
+    from autograd_viz.core.trace._event_base import quick_maker
+
+    value = TensorValue([2], [1.0, 2.0])
+    args = (7, "mul", ["t0", "t1"], ["t2"], ["n0"], True, False, ["model"], (value,))
+    made = quick_maker(OpEvent)(OpEvent, *args, source={"kind": "op"})
+    assert made == OpEvent(*args, source={"kind": "op"})
+    assert made.calls is None and made.source == {"kind": "op"}  # defaults, kw-only
+    with pytest.raises(AttributeError):
+        made.op = "add"  # still frozen
+    step = quick_maker(Step)(Step, 3, 9, "op", 7, frozenset({"t2"}), lambda: ("mul", {}))
+    assert step == Step(3, 9, "op", 7, frozenset({"t2"}), lambda: ("mul", {}))
+    assert step.caption == "mul" and step.folded == ()  # its cached caption still works
+
+    @dataclass(frozen=True)
+    class WithFactory:
+        items: list = field(default_factory=list)
+
+    with pytest.raises(TypeError):
+        quick_maker(WithFactory)

@@ -16,6 +16,7 @@ from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.freeing import freed_at, freeing, second_backward_errors
 from autograd_viz.core.playback.step_text import construction_caption, folds, why_nothing_drawn
 from autograd_viz.core.trace import TensorValue, Trace
+from autograd_viz.core.trace._event_base import quick_maker
 from autograd_viz.core.trace.events import EVENT_TYPES, NodeEvent, OpEvent, TraceEvent
 from autograd_viz.core.trace.index import TraceIndex
 from autograd_viz.core.trace.value_text import show_value
@@ -89,6 +90,9 @@ class Step:
     def edge_grads(self) -> dict[tuple[str, str], str]:
         """The gradient each drawn edge carries at this step (backward node steps)."""
         return self._description[1]
+
+
+_make_step = quick_maker(Step)  # a run of 50,000 ops makes 50,000 steps
 
 
 @dataclass
@@ -362,7 +366,8 @@ class Player:
             self.graph.event_nodes.get(index),
             *self._error_lit.get(index, ()),
         )
-        return Step(
+        return _make_step(
+            Step,
             number,
             index,
             e.kind,

@@ -11,6 +11,7 @@ from autograd_viz.core.trace._event_base import (
     Lookup,
     TraceEvent,
     ValueMemo,
+    quick_maker,
     read_value,
     read_values,
     tensor_name,
@@ -145,7 +146,8 @@ class NodeEvent(TraceEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> NodeEvent:
         """From the JSON form."""
-        return cls(
+        return _make_node(
+            cls,
             data.get("line"),
             data.get("node", ""),
             data.get("name", ""),
@@ -224,6 +226,9 @@ class NodeEvent(TraceEvent):
                 if edge[0] != edge[1]:
                     edges[edge] = show_value(grad)
         return edges
+
+
+_make_node = quick_maker(NodeEvent)
 
 
 def _target_name(lookup: Lookup, node_id: str) -> str:

@@ -11,6 +11,7 @@ from autograd_viz.core.trace._event_base import (
     TraceEvent,
     ValueChange,
     ValueMemo,
+    quick_maker,
     read_values,
     tensor_name,
     write_values,
@@ -83,7 +84,8 @@ class OpEvent(TraceEvent):
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
         """From the JSON form."""
         compiled = data.get("compiled")
-        return cls(
+        return _make_op(
+            cls,
             data.get("line"),
             data.get("op", ""),
             data.get("inputs", ()),
@@ -182,6 +184,9 @@ class OpEvent(TraceEvent):
         return tuple(
             ValueChange(t, False, None, v) for t, v in zip(self.outputs, self.values, strict=False)
         )
+
+
+_make_op = quick_maker(OpEvent)
 
 
 @dataclass(frozen=True, slots=True)
