@@ -9,7 +9,9 @@ from PySide6.QtGui import QColor
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, FORWARD
 from autograd_viz.core.playback.run_view import RunView, prepare_run
+from autograd_viz.core.playback.saved_memory import bytes_text
 from autograd_viz.ui.graph.inspector import Inspector
+from autograd_viz.ui.graph.memory_bar import BACKGROUND_SIZE
 from autograd_viz.ui.graph.player_bar import PlayerBar
 
 CODE = (
@@ -116,3 +118,18 @@ def test_the_inspector_lists_a_nodes_saved_tensors_and_whether_they_are_held(qtb
     add = next(n for n in trace.nodes if n.name == "SumBackward0")
     inspector.show_item(trace, add.id)
     assert "nothing: its local gradient needs no tensor" in inspector.details.text()
+
+
+def test_a_big_run_is_measured_on_a_worker_and_then_shown(qtbot) -> None:
+    code = (
+        "import torch\nx = torch.randn(3, requires_grad=True)\nh = x\n"
+        "for i in range(1100):\n    h = torch.tanh(h)\n    h = h * 1.0\n"
+    )
+    trace, _, bar = _shown(qtbot, code)
+    assert len(trace.nodes) > BACKGROUND_SIZE
+    qtbot.waitUntil(lambda: bar.memory.memory is not None, timeout=10_000)
+    # No backward: every tanh's result and every wrapped 1.0 is still held at the end.
+    held = bar.memory.memory.at(len(trace.events))
+    assert held.tensors == 2 * 1100 and bar.memory.text.startswith(
+        f"Saved for backward: {bytes_text(held.bytes)} · 2200 tensors"
+    )

@@ -37,13 +37,13 @@ class _Signals(QObject):
 class _Measure(QRunnable):
     def __init__(self, run: ShownRun) -> None:
         super().__init__()
-        self.run: ShownRun | None = run
+        self.shown: ShownRun | None = run  # not `run`: that is the method Qt calls
         self.signals = _Signals()
 
     def run(self) -> None:  # QRunnable's name
-        run, self.run = self.run, None  # PySide keeps started runnables: let go of the run
-        if run is not None:
-            self.signals.done.emit(run, run.memory)
+        shown, self.shown = self.shown, None  # PySide keeps started runnables: let go
+        if shown is not None:
+            self.signals.done.emit(shown, shown.memory)
 
 
 class MemoryBar(QWidget):
@@ -94,7 +94,7 @@ class MemoryBar(QWidget):
 
     @Slot(object, object)
     def _measured(self, run: ShownRun | None, memory: HeldMemory | None) -> None:
-        self._jobs = {j for j in self._jobs if j.run is not None}
+        self._jobs = {j for j in self._jobs if j.shown is not None}
         if run is not self._run:
             return  # a newer run is shown meanwhile
         self.memory = memory
