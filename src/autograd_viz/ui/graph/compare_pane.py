@@ -71,6 +71,7 @@ class ComparePane(QWidget):
         self.summary.setObjectName("compareSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setObjectName("compareTable")
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -81,6 +82,8 @@ class ComparePane(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        # Wrapped notes take the rows' height for the width they have now, not at filling.
+        header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())
         self.table.cellClicked.connect(self._row_clicked)
         buttons = QHBoxLayout()
         buttons.addWidget(self.header, 1)
@@ -127,9 +130,11 @@ class ComparePane(QWidget):
             self.table.hide()
             return
         nodes = len(pinned.trace.nodes)
+        source = pinned.trace.source
+        of = f" of {html.escape(source)}" if source and not source.startswith("<") else ""
         self.header.setText(
-            f"<b>Pinned:</b> the run of {html.escape(pinned.trace.source)} at"
-            f" {self._pinned_at} ({nodes} autograd node{'s' if nodes != 1 else ''})"
+            f"<b>Pinned:</b> the run{of} at {self._pinned_at}"
+            f" ({nodes} autograd node{'s' if nodes != 1 else ''})"
         )
         if current is None or current is pinned:
             self.summary.setText(SAME_RUN)
