@@ -3,18 +3,15 @@ a step with a tensor inspected, or a one-line fix made in the editor."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from autograd_viz.core.playback.why_grad import Edit
-
-if TYPE_CHECKING:
-    from autograd_viz.ui.main_window import MainWindow
 
 
 class RunLinks:
     """The window's moves that one pane asks for and another pane shows."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Any) -> None:  # the MainWindow (which imports this module)
         self.window = window
 
     def pin_run(self) -> None:
