@@ -8,6 +8,7 @@ import io
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from torch.optim.optimizer import (
@@ -149,3 +150,15 @@ def test_a_large_negative_bias_flags_dead_units() -> None:
         layer.bias[:3] = -100.0
     x = torch.randn(32, 4)
     assert (torch.relu(layer(x))[:, :3] == 0).all()
+
+
+def test_steps_past_the_event_cap_keep_their_norms() -> None:
+    trace = run_source(_script(
+        "model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))\n"
+        "x, y = torch.randn(64, 4), torch.randn(64, 1)\n", steps=30,
+    ), max_events=200)  # fmt: skip
+    assert any("recording stopped" in note for note in trace.notes)
+    health = training_health(trace)
+    assert health.steps == 30 and not np.isnan(health.grad_norm[:, -1]).any()
+    assert health.events[0] is not None and health.events[-1] is None
+    assert health.detailed_steps == sum(e is not None for e in health.events) < 30

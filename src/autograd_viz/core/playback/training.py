@@ -59,6 +59,12 @@ class TrainingHealth:
     def steps(self) -> int:
         return len(self.events)
 
+    @property
+    def detailed_steps(self) -> int:
+        """Steps whose events were recorded (the event cap stops the rest's record; their
+        norms are kept all the same)."""
+        return sum(1 for e in self.events if e is not None)
+
 
 def training_health(trace: Trace) -> TrainingHealth:
     """The health of every parameter the run's optimizer steps moved."""

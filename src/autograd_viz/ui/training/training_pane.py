@@ -113,6 +113,12 @@ class TrainingPane(QWidget):
             f" {len(health.parameters)} parameters. Flags: ‖grad‖ below {VANISHING:g}"
             f" (vanishing) or above {EXPLODING:g} (exploding); weight rows with zero gradient"
             " for every sample (dead units). Click a cell or a flag to see that step."
+            + (
+                f" The event cap stopped the detailed record after step {health.detailed_steps}:"
+                " later steps keep their norms, and a click on one selects the parameter."
+                if health.detailed_steps < health.steps
+                else ""
+            )
         )
         self.strip.show_health(health)
         low, high = self.strip.levels
