@@ -210,4 +210,9 @@ def test_a_module_step_counts_bytes_by_module_and_text_is_readable() -> None:
     # the same memory: one storage, counted where it was first saved.
     assert modules["model.1"] == 16 * 8 * 4
     assert "model.2" in modules and "" in modules  # pow's input, outside any module
-    assert [bytes_text(n) for n in (12, 3200, 48 * 2**20)] == ["12 B", "3.1 KB", "48 MB"]
+    assert [bytes_text(n) for n in (12, 3200, 48 * 2**20, 300 * 2**20)] == [
+        "12 B",
+        "3.1 KB",
+        "48.0 MB",
+        "300 MB",
+    ]
