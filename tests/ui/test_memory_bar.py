@@ -10,6 +10,7 @@ from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, FORWARD
 from autograd_viz.core.playback.run_view import RunView, prepare_run
 from autograd_viz.core.playback.saved_memory import bytes_text
+from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.graph.inspector import Inspector
 from autograd_viz.ui.graph.memory_bar import BACKGROUND_SIZE
 from autograd_viz.ui.graph.player_bar import PlayerBar
@@ -125,9 +126,17 @@ def test_a_big_run_is_measured_on_a_worker_and_then_shown(qtbot) -> None:
         "import torch\nx = torch.randn(3, requires_grad=True)\nh = x\n"
         "for i in range(1100):\n    h = torch.tanh(h)\n    h = h * 1.0\n"
     )
-    trace, _, bar = _shown(qtbot, code)
+    trace = run_source(code)
     assert len(trace.nodes) > BACKGROUND_SIZE
-    qtbot.waitUntil(lambda: bar.memory.memory is not None, timeout=10_000)
+    canvas = GraphCanvas()
+    bar = PlayerBar()
+    for widget in (canvas, bar):
+        qtbot.addWidget(widget)
+    bar.follow(canvas.view)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=30_000):
+        canvas.show_trace(trace)
+    # The worker that laid it out measures it after preparing the replay.
+    qtbot.waitUntil(lambda: bar.memory.memory is not None, timeout=30_000)
     # No backward: every tanh's result and every wrapped 1.0 is still held at the end.
     held = bar.memory.memory.at(len(trace.events))
     assert held.tensors == 2 * 1100 and bar.memory.text.startswith(

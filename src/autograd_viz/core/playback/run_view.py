@@ -71,15 +71,16 @@ def prepare_run(
     collapsed: frozenset[str] | None = None,
     previous: dict | None = None,
     choices: Mapping[str, bool] | None = None,
+    replay_later: bool = False,
 ) -> ShownRun:
     """Everything needed to show a trace, built in one go (on a worker thread for a big
     one): the layout, the player with its first view's steps, the source line map.
     `collapsed` None folds what a first look needs, with the learner's `choices` (group
-    key -> opened, from earlier runs) applied."""
+    key -> opened, from earlier runs) applied. `replay_later`: the player's tables are
+    left for `run.player.prepare()`, so the picture can be shown first."""
     with collections_postponed():
         graph = drawn_graph(trace, collapsed, previous, choices=choices)
-        player = Player(trace, graph)
-        player.steps  # noqa: B018 (builds and caches the first view's steps)
+        player = Player(trace, graph, prepared=not replay_later)
         return ShownRun(trace, graph, player, SourceMap(trace))
 
 
@@ -114,6 +115,7 @@ class RunView:
     frame_changed = Signal()  # the player moved, or switched between forward and backward
     selection_changed = Signal(tuple)  # the selected tensor/node keys
     message_changed = Signal(str)  # what the canvas says over an empty graph ("" when drawn)
+    player_ready = Signal()  # the shown run's player has its steps (see prepare_run)
     inspected_changed = Signal(str)  # the tensor or node the inspector shows ("" for none)
 
     def __init__(self) -> None:
@@ -170,6 +172,11 @@ class RunView:
         self.run_changed.emit(run)
         self.selection_changed.emit(())
         self._uninspect()
+
+    def replay_prepared(self, run: ShownRun) -> None:
+        """`run`'s player has built its tables (on a worker): say so, if it is still shown."""
+        if run is self.run or (self.run is not None and run.player is self.run.player):
+            self.player_ready.emit()
 
     def clear(self, message: str = EMPTY_MESSAGE) -> None:
         """Show no run, and say why (the kernel died, nothing ran yet)."""

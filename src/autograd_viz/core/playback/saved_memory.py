@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.freeing import freed_when
 from autograd_viz.core.trace import NodeInfo, Trace
-from autograd_viz.core.trace.events import NodeEvent
 
 BEFORE_RUN = -1  # a node made before the run (a kept namespace's graph) holds from the start
 
@@ -116,7 +115,8 @@ def _holding(node: NodeInfo) -> bool:
 
 def _kept(trace: Trace, holding: set[str], freed: dict[str, int]) -> frozenset[str]:
     """Nodes holding saved tensors that a backward ran and kept (retain_graph=True)."""
-    ran = {e.node for _, e in trace.index.each(NodeEvent)}
+    index = trace.index  # node ids read raw: typing 8,000 node events holds the index's lock
+    ran = {index.raw_key(i, "node") for i in index.positions("node")}
     return frozenset(n for n in ran & holding if n not in freed)
 
 

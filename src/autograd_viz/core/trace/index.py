@@ -119,6 +119,16 @@ class TraceIndex:
                 self._memo = {}  # every value read: nothing left to share with
         return positions
 
+    def positions(self, kind: str) -> list[int]:
+        """The positions of one kind's events, without typing them (read `raw_key`)."""
+        return self._kinds().get(kind, [])
+
+    def raw_key(self, position: int, key: str) -> Any:
+        """One key of the event dict at `position`, as the trace holds it (None when
+        absent): for a pass over thousands of events that needs one id of each."""
+        d = self._raw[position]
+        return d.get(key) if isinstance(d, dict) else None
+
     def event(self, position: int) -> TraceEvent:
         """The typed event at this position of the trace's event list."""
         self._kinds()

@@ -15,13 +15,14 @@ BACKGROUND_LAYOUT_SIZE = 2_000
 
 
 class _Signals(QObject):
-    done = Signal(int, object)  # generation, the ShownRun
+    done = Signal(int, object)  # generation, the ShownRun (its picture ready)
+    prepared = Signal(int, object)  # generation, the ShownRun (its player ready too)
     failed = Signal(int, str)
 
 
 class LayoutJob(QRunnable):
-    """Runs `prepare_run` for a trace (one job: layout, freeing, steps, source map);
-    answers through `signals`."""
+    """Runs `prepare_run` for a trace (layout, freeing, source map), answers `done`, then
+    builds the player's steps and answers `prepared`; all through `signals`."""
 
     def __init__(
         self, generation: int, trace: Trace, previous: dict | None, choices: dict | None = None
@@ -41,17 +42,31 @@ class LayoutJob(QRunnable):
             self.trace = self.previous = self.choices = None
 
     def _run(self) -> None:
+        trace = self.trace
+        size = len(trace.events) + len(trace.tensors) + len(trace.nodes)
         try:
             with collections_postponed(), gil_shared():
-                run = prepare_run(self.trace, previous=self.previous, choices=self.choices)
+                run = prepare_run(
+                    trace, previous=self.previous, choices=self.choices, replay_later=True
+                )
                 # Its picture lives as long as it is shown: out of the collector's sight
                 # before any pass rescans it while the GUI thread waits (gc_pause.py).
-                trace = self.trace
-                freeze_big_run(len(trace.events) + len(trace.tensors) + len(trace.nodes))
+                freeze_big_run(size)
         except Exception as exc:  # the canvas says so instead of hanging on "laying out"
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
+        # The picture first; the player's tables (0.26 s of the 8k-node RNN) and what the
+        # graph holds for backward (the memory bar's) after it, on this same thread.
         self.signals.done.emit(self.generation, run)
+        try:
+            with collections_postponed(), gil_shared():
+                run.player.prepare()
+                run.memory  # noqa: B018 (measured here, read by the memory bar)
+                freeze_big_run(size)
+        except Exception as exc:  # the picture stays; the player says so when asked
+            self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
+            return
+        self.signals.prepared.emit(self.generation, run)
 
 
 class _RefoldSignals(QObject):

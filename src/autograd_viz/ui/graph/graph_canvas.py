@@ -172,6 +172,7 @@ class GraphCanvas(pg.PlotWidget):
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
+        job.signals.prepared.connect(self._replay_prepared, Qt.ConnectionType.QueuedConnection)
         job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
         self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
         QThreadPool.globalInstance().start(job)
@@ -183,10 +184,14 @@ class GraphCanvas(pg.PlotWidget):
 
     @Slot(int, object)
     def _layout_done(self, generation: int, run: ShownRun) -> None:
-        self._jobs = {j for j in self._jobs if j.generation > generation}
         if generation != self._generation:
             return  # a newer trace arrived meanwhile
         self.view.show(run)
+
+    @Slot(int, object)
+    def _replay_prepared(self, generation: int, run: ShownRun) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        self.view.replay_prepared(run)
 
     @Slot(int, str)
     def _layout_failed(self, generation: int, message: str) -> None:

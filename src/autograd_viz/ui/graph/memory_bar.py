@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, QRect, QRunnable, QSize, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
@@ -15,8 +15,8 @@ from autograd_viz.core.playback.saved_memory import (
     bytes_text,
 )
 
-# Runs with more nodes than this are measured on a worker thread (the 8k-node RNN took
-# 0.1 s; a few hundred nodes take a millisecond).
+# Runs with more nodes than this are measured on the worker that lays them out, after
+# their replay is prepared (the 8k-node RNN takes 0.1 s; a few hundred nodes 1 ms).
 BACKGROUND_SIZE = 2_000
 WIDTH = 270
 MIN_WIDTH = 170
@@ -28,22 +28,6 @@ LESSON = (
     " running it: after the backward pass, the graph is freed from memory, unless"
     " backward(retain_graph=True) kept it. A storage saved twice (x * x) counts once."
 )
-
-
-class _Signals(QObject):
-    done = Signal(object, object)  # the ShownRun, its HeldMemory
-
-
-class _Measure(QRunnable):
-    def __init__(self, run: ShownRun) -> None:
-        super().__init__()
-        self.shown: ShownRun | None = run  # not `run`: that is the method Qt calls
-        self.signals = _Signals()
-
-    def run(self) -> None:  # QRunnable's name
-        shown, self.shown = self.shown, None  # PySide keeps started runnables: let go
-        if shown is not None:
-            self.signals.done.emit(shown, shown.memory)
 
 
 class MemoryBar(QWidget):
@@ -61,7 +45,6 @@ class MemoryBar(QWidget):
         self.view: RunView | None = None
         self.memory: HeldMemory | None = None
         self._run: ShownRun | None = None
-        self._jobs: set[_Measure] = set()
         self.text = ""  # the first line, as drawn
         self.fraction = 0.0  # of the peak, as the bar shows it
         self.why = ""  # the second line, beside the bar
@@ -77,26 +60,25 @@ class MemoryBar(QWidget):
         """Show what the graph of `view`'s run holds at its player's moment."""
         self.view = view
         view.run_changed.connect(self._run_changed)
+        view.player_ready.connect(self._replay_ready)
         view.frame_changed.connect(self.refresh)
 
     def _run_changed(self, run: ShownRun | None) -> None:
         self._run, self.memory = run, None
-        if run is None or len(run.trace.nodes) <= BACKGROUND_SIZE:
-            self._measured(run, run.memory if run is not None else None)
-            return
-        self.text, self.fraction = "Saved for backward: measuring…", 0.0
-        self.update()
-        job = _Measure(run)
-        job.setAutoDelete(False)
-        self._jobs.add(job)
-        job.signals.done.connect(self._measured, Qt.ConnectionType.QueuedConnection)
-        QThreadPool.globalInstance().start(job)
+        if run is None:
+            self._measured(None, None)
+        elif run.measured_memory is not None or len(run.trace.nodes) <= BACKGROUND_SIZE:
+            self._measured(run, run.memory)
+        else:  # a big run: the worker that laid it out measures it after its replay
+            self.text, self.fraction = "Saved for backward: measuring…", 0.0
+            self.update()
 
-    @Slot(object, object)
+    def _replay_ready(self) -> None:
+        run = self._run
+        if run is not None and self.memory is None and run.measured_memory is not None:
+            self._measured(run, run.measured_memory)
+
     def _measured(self, run: ShownRun | None, memory: HeldMemory | None) -> None:
-        self._jobs = {j for j in self._jobs if j.shown is not None}
-        if run is not self._run:
-            return  # a newer run is shown meanwhile
         self.memory = memory
         if memory is not None and run is not None:
             # From when the bar says why it stands where it does.

@@ -25,6 +25,7 @@ STEP_MS = 700  # one step per this many milliseconds at 1× speed
 SPEEDS = {"0.5×": 0.5, "1×": 1.0, "2×": 2.0, "4×": 4.0, "10×": 10.0}
 
 SLIDER_MIN_WIDTH = 80
+PREPARING = "Preparing the replay: the steps of this run are on their way…"
 OPEN_TEXT = "Show its {n} ops"
 FOLD_TEXT = "Fold into one step"
 
@@ -169,10 +170,17 @@ class PlayerBar(QWidget):
                 self.set_player(
                     None, "Nothing to replay: the code did not compile, so no line ran."
                 )
+            elif not run.player.ready:  # a big run: its steps follow the picture
+                self.set_player(None, PREPARING)
             else:
                 self.set_player(run.player)
 
+        def ready() -> None:
+            if view.run is not None and self.player is not view.run.player:
+                self.set_player(view.run.player)
+
         view.run_changed.connect(follow_run)
+        view.player_ready.connect(ready)
         self.memory.follow(view)
 
     def set_player(self, player: Player | None, why: str = "") -> None:
