@@ -15,5 +15,5 @@ if not torch.cuda.is_available():
 print("GPU:", torch.cuda.get_device_name(0), "· torch", torch.__version__)
 PY
 QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 "$PY" -m pytest -q -p no:cacheprovider \
-    tests/core/test_fidelity.py -k cuda
+    tests/core/test_fidelity.py tests/core/test_saved_memory.py -k cuda
 AUTOGRAD_VIZ_THREADS=1 "$PY" -m benchmarks.bench_devices

@@ -216,3 +216,31 @@ def test_a_module_step_counts_bytes_by_module_and_text_is_readable() -> None:
         "48.0 MB",
         "300 MB",
     ]
+
+
+CUDA_CHAIN = """import torch
+x = torch.randn(1024, 1024, device="cuda", requires_grad=True)
+def forward(t):
+    y = t.exp()
+    z = y.sin()
+    return z.sum()
+loss = forward(x)
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_held_bytes_match_cuda_memory_allocated() -> None:
+    # torch alone: what building the graph left allocated (x existed before).
+    namespace: dict[str, Any] = {}
+    exec(CUDA_CHAIN.split("def forward")[0], namespace)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    exec("def forward" + CUDA_CHAIN.split("def forward")[1], namespace)
+    torch.cuda.synchronize()
+    grown = torch.cuda.memory_allocated() - before
+    trace = run_source(CUDA_CHAIN, device="cuda")
+    held = held_memory(trace).at(len(trace.events))
+    # exp's result (saved by exp and by sin: one storage) stays; so does the loss (one
+    # 512-byte block of the caching allocator); z went with the function's frame.
+    assert held.tensors == 1 and held.bytes == 1024 * 1024 * 4
+    assert abs(grown - held.bytes) <= 512
