@@ -3,6 +3,7 @@ player's moment, with torch's own sizes as the oracle."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from PySide6.QtGui import QColor
 
@@ -88,7 +89,7 @@ def test_retain_graph_says_the_graph_is_kept(qtbot) -> None:
         "y = (x * x).sum()\ny.backward(retain_graph=True)\n",
     )
     assert bar.memory.text == "Saved for backward: 40 B · 1 tensor"
-    assert bar.memory.why == "kept: retain_graph=True"
+    assert bar.memory.why == "kept (retain_graph)"
     assert "retain_graph=True" in bar.memory.tooltip()
 
 
@@ -142,3 +143,29 @@ def test_a_big_run_is_measured_on_a_worker_and_then_shown(qtbot) -> None:
     assert held.tensors == 2 * 1100 and bar.memory.text.startswith(
         f"Saved for backward: {bytes_text(held.bytes)} · 2200 tensors"
     )
+
+
+def test_nodes_can_be_sized_by_the_bytes_they_saved(qtbot) -> None:
+    trace = run_source(CODE)
+    canvas = GraphCanvas()
+    qtbot.addWidget(canvas)
+    canvas.show_trace(trace)
+    ids = {n.name: n.id for n in trace.nodes}
+    index = {key: i for i, key in enumerate(canvas.markers.data["data"])}
+
+    def size(name: str) -> float:
+        return float(canvas.markers.data["size"][index[ids[name]]])
+
+    plain = {name: size(name) for name in ("MulBackward0", "ExpBackward0", "SumBackward0")}
+    canvas.set_size_by_saved(True)
+    index = {key: i for i, key in enumerate(canvas.markers.data["data"])}
+    # x * w saved 8,000 bytes (the most), exp 4,000, sum nothing: area follows the bytes.
+    assert size("MulBackward0") == pytest.approx(plain["MulBackward0"] * 1.8)
+    assert size("ExpBackward0") == pytest.approx(plain["ExpBackward0"] * (1 + 0.8 * 0.5**0.5))
+    assert size("SumBackward0") == plain["SumBackward0"]
+    player = canvas.view.player or prepare_run(trace).player
+    canvas.show_frame(player.frame())  # a replay step restyles: the sizes stay scaled
+    assert size("MulBackward0") > plain["MulBackward0"] * 1.5
+    canvas.set_size_by_saved(False)
+    index = {key: i for i, key in enumerate(canvas.markers.data["data"])}
+    assert size("MulBackward0") == plain["MulBackward0"]

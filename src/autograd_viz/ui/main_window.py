@@ -246,6 +246,14 @@ class MainWindow(QMainWindow):
         )
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.fit_action)
+        size_by_saved = self._action(
+            "Size nodes by bytes saved for backward",
+            self.canvas.set_size_by_saved,
+            None,
+            "The more an autograd node saved for its backward, the bigger it is drawn",
+        )
+        size_by_saved.setCheckable(True)
+        view_menu.addAction(size_by_saved)
         view_menu.addMenu(self.theme.build_menu(self))
         self.editor_pane.fill_zoom_menu(view_menu)
         view_menu.addSeparator()

@@ -141,6 +141,18 @@ def by_module(trace: Trace, holding: set[str]) -> dict[str, int]:
     return out
 
 
+def bytes_by_node(trace: Trace) -> dict[str, int]:
+    """Each node's saved bytes (its distinct storages), for nodes that saved any."""
+    out: dict[str, int] = {}
+    for n in trace.nodes:
+        sizes = {
+            e["storage"]: int(e.get("bytes") or 0) for e in n.saved_tensors if e.get("storage")
+        }
+        if sizes:
+            out[n.id] = sum(sizes.values())
+    return out
+
+
 def bytes_text(n: int) -> str:
     """A byte count as a reader takes it in: `12 B`, `3.1 KB`, `48 MB` (powers of 1024)."""
     size = float(n)

@@ -33,6 +33,7 @@ from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob,
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
+from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
 MINIMAP_MARGIN_PX = 8
@@ -70,6 +71,9 @@ class GraphCanvas(pg.PlotWidget):
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self.freed_at_end: set[str] = set()
+        # View → Size nodes by bytes saved: each marker's size factor, or None when off.
+        self.size_by_saved = False
+        self._scales: np.ndarray | None = None
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = MarkerItem(
@@ -265,12 +269,16 @@ class GraphCanvas(pg.PlotWidget):
         self._node_index = {n.id: i for i, n in enumerate(nodes)}
         self._kinds = [n.kind for n in nodes]
         self.minimap.set_points(np.array([(n.x, n.y) for n in nodes], dtype=float))
+        self._scales = saved_scales(run, self.graph, nodes) if self.size_by_saved and run else None
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
+            sizes = [look[2] for look in looks]
+            if self._scales is not None:
+                sizes = (np.array(sizes, dtype=float) * self._scales).tolist()
             self._markers.setData(
                 pos=np.array([(n.x, n.y) for n in nodes], dtype=float),
                 symbol=[STYLES[n.kind].symbol for n in nodes],
-                size=[look[2] for look in looks],
+                size=sizes,
                 brush=[look[0] for look in looks],
                 pen=[look[1] for look in looks],
                 data=[n.id for n in nodes],
@@ -329,10 +337,20 @@ class GraphCanvas(pg.PlotWidget):
         else:
             changed = np.arange(len(codes))
         brushes, pens, sizes = data["brush"], data["pen"], data["size"]
+        scales = self._scales
         for i in changed.tolist():
             brushes[i], pens[i], sizes[i] = self._look(kinds[i], STATES[codes[i]])
+            if scales is not None:
+                sizes[i] *= scales[i]
         data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
         self._markers.updateSpots()
+
+    def set_size_by_saved(self, on: bool) -> None:
+        """Draw each autograd node (or folded card) bigger the more it saved for backward:
+        up to 1.8× for the one that saved most; nodes that saved nothing keep their size."""
+        self.size_by_saved = on
+        if self.graph.nodes:
+            self._draw()
 
     def find(self, text: str) -> list[str]:
         """Nodes whose name contains `text` (case-insensitive), tensors before operations."""

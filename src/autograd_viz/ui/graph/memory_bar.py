@@ -101,7 +101,7 @@ class MemoryBar(QWidget):
         if held.bytes:
             self.text += f" · {held.tensors} tensor{'s' if held.tensors != 1 else ''}"
         if self._kept_from is not None and index >= self._kept_from and held.bytes:
-            self.why = "kept: retain_graph=True"
+            self.why = "kept (retain_graph)"
         elif self._first_free is not None and index >= self._first_free and not held.bytes:
             self.why = "freed by backward()"
         else:
