@@ -114,22 +114,17 @@ def _flags(trace: Trace, health: TrainingHealth, rows: dict[str, int]) -> list[F
     for p, (tid, name) in enumerate(zip(health.parameters, health.names, strict=True)):
         norms = health.grad_norm[p]
         known = ~np.isnan(norms)
-        tiny = np.flatnonzero(known & (norms < VANISHING))
-        if tiny.size:
-            s = int(tiny[0])
-            flags.append(
-                Flag(VANISH, tid, name, s, float(norms[s]),
-                     f"{name}: ‖grad‖ = {norms[s]:.2g} at step {s + 1}, below {VANISHING:g}:"
-                     " the gradient vanished before reaching it")
-            )  # fmt: skip
-        huge = np.flatnonzero(known & ((norms > EXPLODING) | ~np.isfinite(norms)))
-        if huge.size:
-            s = int(huge[0])
-            flags.append(
-                Flag(EXPLODE, tid, name, s, float(norms[s]),
-                     f"{name}: ‖grad‖ = {norms[s]:.2g} at step {s + 1}, above {EXPLODING:g}:"
-                     " the gradient exploded")
-            )  # fmt: skip
+        for kind, hits, side, bound, what in (
+            (VANISH, known & (norms < VANISHING), "below", VANISHING,
+             "the gradient vanished before reaching it"),
+            (EXPLODE, known & ((norms > EXPLODING) | ~np.isfinite(norms)), "above",
+             EXPLODING, "the gradient exploded"),
+        ):  # fmt: skip
+            first = np.flatnonzero(hits)
+            if first.size:
+                s = int(first[0])
+                text = f"{name}: ‖grad‖ = {norms[s]:.2g} at step {s + 1}, {side} {bound:g}: {what}"
+                flags.append(Flag(kind, tid, name, s, float(norms[s]), text))
         if _unit_weight(trace, name) and tid in rows:
             zero = health.zero_rows[p]
             hit = np.flatnonzero(~np.isnan(zero) & (zero > 0))
