@@ -208,9 +208,12 @@ def test_a_runs_consumers_read_the_events_once(every_kind: Trace) -> None:
     trace = Trace.from_dict(every_kind.to_dict())
     assert end_of_run_passes(trace) == 1
     # The index reads each event once more, by position, when its kind is first typed;
-    # an error step also hands the UI its dict, once in each of the three modes.
+    # an error step also hands the UI its dict, once in each of the three modes; a node
+    # event also gives its node id once, untyped (freeing's, kept by the index).
     (error,) = [i for i, e in enumerate(trace.events) if e["kind"] == "error"]
     assert trace.events.reads.pop(error) == 1 + 3
+    nodes = [i for i, e in enumerate(trace.events) if e["kind"] == "node"]
+    assert {trace.events.reads.pop(i) for i in nodes} == {2}
     assert set(trace.events.reads.values()) == {1}
 
 

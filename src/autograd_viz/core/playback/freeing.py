@@ -102,10 +102,11 @@ def _ran_in(
     inner = [(s, e) for s, _, e in passes[bisect_right(starts, start) : bisect_right(starts, end)]]
     ran: dict[str, int] = {}
     nodes = index.nodes
-    for j in node_events[bisect_right(node_events, start) : bisect_right(node_events, end)]:
+    ids = index.raw_values("node", "node")  # in node_events' order
+    first, last = bisect_right(node_events, start), bisect_right(node_events, end)
+    for j, node in zip(node_events[first:last], ids[first:last], strict=True):
         if any(s < j <= e_end for s, e_end in inner):
             continue
-        node = index.raw_key(j, "node")
         if isinstance(node, str) and node in nodes:
             ran.setdefault(node, j)
     return ran

@@ -45,6 +45,7 @@ class TraceIndex:
         self._typed: list[TraceEvent | None] = []
         self._by_kind: dict[str, list[int]] | None = None
         self._kinds_read: set[str] = set()
+        self._raw_values: dict[tuple[str, str], list[Any]] = {}  # see raw_values
         self._memo: ValueMemo = {}
         # The layout job's thread and the GUI thread may both ask; filing and typing a
         # kind happen once, under this lock.
@@ -120,14 +121,21 @@ class TraceIndex:
         return positions
 
     def positions(self, kind: str) -> list[int]:
-        """The positions of one kind's events, without typing them (read `raw_key`)."""
+        """The positions of one kind's events, without typing them (see `raw_values`)."""
         return self._kinds().get(kind, [])
 
-    def raw_key(self, position: int, key: str) -> Any:
-        """One key of the event dict at `position`, as the trace holds it (None when
-        absent): for a pass over thousands of events that needs one id of each."""
-        d = self._raw[position]
-        return d.get(key) if isinstance(d, dict) else None
+    def raw_values(self, kind: str, key: str) -> list[Any]:
+        """`key` of each event of `kind` (None where absent), in `positions(kind)` order,
+        read off the dicts once and kept: for passes over thousands of events that need
+        one id of each, without typing them (node events' `node`: freeing's)."""
+        cache = self._raw_values
+        found = cache.get((kind, key))
+        if found is None:
+            raw = self._raw
+            found = cache[(kind, key)] = [
+                d.get(key) if isinstance(d := raw[i], dict) else None for i in self.positions(kind)
+            ]
+        return found
 
     def event(self, position: int) -> TraceEvent:
         """The typed event at this position of the trace's event list."""
