@@ -12,6 +12,7 @@
                            [--seed N] [--timeout S] [--json OUT.json]
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N] [--timeout S] [-- SCRIPT_ARGS…]
+    autograd-viz open TRACE.json [--size WxH] [--screenshot OUT.png] [--timeout S]
     autograd-viz check EXERCISE FILE.py [--timeout S] [--json OUT.json] | check --list
     autograd-viz gradcheck FILE.py [--function NAME] --at X [--at Y]   (see cli_exercises)
     autograd-viz --version
@@ -181,6 +182,39 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE
 
 
+def _open_main(argv: list[str]) -> int:
+    """`autograd-viz open TRACE.json`: replay a recorded trace in the app; nothing runs."""
+    parser = argparse.ArgumentParser(
+        prog="autograd-viz open",
+        description="Replay a trace written by `autograd-viz trace --json` in the app, as if "
+        "it had just run: graph, player, inspector, its script read-only. Nothing is run.",
+    )
+    parser.add_argument("trace", type=Path, help="the trace file (JSON)")
+    parser.add_argument("--size", default="1400x860", metavar="WxH", help="window size")
+    parser.add_argument(
+        "--screenshot", metavar="OUT.png", type=Path, help="save a PNG once shown, then exit"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, metavar="S",
+        help="with --screenshot: give up after S seconds (default 120)",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    size = window_size(args.size)
+    if isinstance(size, str):
+        print(f"autograd-viz: {size}", file=sys.stderr)
+        return ExitCode.USAGE
+    from autograd_viz.core.trace.trace_file import TraceFileError, read_trace
+
+    try:  # a bad file is said here, in one line, before any window opens
+        read_trace(args.trace)
+    except TraceFileError as exc:
+        print(f"autograd-viz: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
+    from autograd_viz.ui.app import launch
+
+    return launch(trace=args.trace, screenshot=args.screenshot, size=size, timeout=args.timeout)
+
+
 def _dispatch(argv: list[str]) -> int:
     if argv and argv[0] == "--kernel":  # a bundled app starts its kernel as itself
         return kernel_main(argv[1:])
@@ -196,6 +230,8 @@ def _dispatch(argv: list[str]) -> int:
         from autograd_viz.cli.headless import descent_main, landscape_main
 
         return (descent_main if argv[0] == "descent" else landscape_main)(argv[1:])
+    if argv and argv[0] == "open":
+        return _open_main(argv[1:])
     if argv and argv[0] in ("check", "gradcheck"):
         from autograd_viz.cli.exercises import check_main, gradcheck_main
 

@@ -178,6 +178,7 @@ def launch(
     learning_rate: float | None = None,
     existing: Path | None = None,
     device: str = "auto",
+    trace: Path | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -208,6 +209,8 @@ def launch(
         window.kernel_connection.attach(str(existing))
     else:
         window.session.start()
+    if trace is not None:  # a recording: shown, nothing run
+        window.traces.open(trace)
     if run:
         window.run_code()
     code = app.exec()

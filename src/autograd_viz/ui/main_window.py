@@ -28,6 +28,7 @@ from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui._run_links import RunLinks
 from autograd_viz.ui._sideways_scroll import SidewaysScroll
+from autograd_viz.ui._trace_opener import TraceOpener, dropped_path
 from autograd_viz.ui.descent.descent_pane import DescentPane
 from autograd_viz.ui.editor.console import ConsolePane
 from autograd_viz.ui.editor.document import Document
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.editor_follows = EditorFollowsRun(self.editor, self.run_view)
         self._pending_run = False
         self._build_layout()
+        self.setAcceptDrops(True)  # a .json trace or a .py file dropped on the window
         self.exports = ExportActions(self, self.canvas, self.graph_area, lambda: self.player)
         self._build_actions()
         self._connect()
@@ -208,6 +210,14 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         self.document.fill_file_menu(file_menu)
+        file_menu.addAction(
+            self._action(
+                "Open &trace…",
+                lambda: self.traces.open_dialog(),
+                "Ctrl+Shift+O",
+                "Replay a trace written by `autograd-viz trace --json` (runs nothing)",
+            )
+        )
         file_menu.addSeparator()
         file_menu.addActions(self.kernel_connection.actions())
         file_menu.addSeparator()
@@ -291,6 +301,7 @@ class MainWindow(QMainWindow):
         self.canvas.why_asked.connect(self.inspector.ask_why)
         # Where the Training and Compare tabs and the inspector's answers lead.
         self.links = RunLinks(self)
+        self.traces = TraceOpener(self)  # recorded traces: File → Open trace…, drops
         self.inspector.why.fix_requested.connect(self.links.apply_fix)
         s = self.session
         s.state_changed.connect(self._on_state)
@@ -335,6 +346,11 @@ class MainWindow(QMainWindow):
     def run_code(self) -> None:
         """Run the editor's text in the kernel (queued if the kernel is still starting)."""
         self.document.autosave_now()  # a run may crash the app: the text is safe first
+        if self.traces.replaying:
+            self.statusBar().showMessage(
+                "This is a recording: press “Edit to run it here” above the code first.", 5000
+            )
+            return
         state = self.session.state
         if state is KernelState.BUSY:
             self.statusBar().showMessage("Still running: press Stop first.", 3000)
@@ -476,6 +492,21 @@ class MainWindow(QMainWindow):
     def export_animation(self, path: Path) -> AnimationExporter | None:
         """Replay the forward and backward passes into an animated GIF (in the background)."""
         return self.exports.export_animation(path)
+
+    def dragEnterEvent(self, event) -> None:  # Qt's name
+        if dropped_path(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # Qt's name
+        """A dropped .json opens as a recorded trace, a .py as the editor's file."""
+        path = dropped_path(event.mimeData())
+        if path is None:
+            return
+        event.acceptProposedAction()
+        if path.suffix.lower() == ".json":
+            self.traces.open(path)
+        else:
+            self.open_path(path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.document.close():  # the learner cancelled: unsaved changes stay

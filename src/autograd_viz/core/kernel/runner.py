@@ -121,6 +121,7 @@ def run_source(
     trace = Trace(
         source=filename, torch=torch.__version__, device=device or preferred_device(), script=code
     )
+    trace.recorded_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     # Lets tracebacks and the inspector show the user's lines.
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     started = time.perf_counter()

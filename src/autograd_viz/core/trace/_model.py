@@ -18,6 +18,7 @@ docs/trace.md documents every key; in short:
     modules      {path: {class, parameters}} for every nn.Module the run called
     loops        [{line, end, text}]: the script's for/while statements
     script       the code that ran (its line numbers are the events' `line`)
+    recorded_at  when it ran (ISO 8601, UTC)
     steps        [{line, optimizer, event, loss, parameters}]: gradient health per step
 
 `events` stay plain dicts (the wire form, appended by the tracer as the run goes);
@@ -65,6 +66,7 @@ class Trace:
     modules: dict[str, dict[str, Any]] = field(default_factory=dict)
     loops: list[dict[str, Any]] = field(default_factory=list)
     script: str | None = None  # the code that ran (None in traces written before the key)
+    recorded_at: str | None = None  # when it ran: ISO 8601 UTC ("2026-12-02T01:30:00Z")
     # Per optimizer.step(): the norms of each parameter's .grad, update and value, kept
     # even past the event cap (docs/trace.md, `steps`).
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -107,6 +109,7 @@ class Trace:
             "modules": self.modules,
             "loops": self.loops,
             "script": self.script,
+            "recorded_at": self.recorded_at,
             "steps": self.steps,
         }
 
@@ -153,8 +156,9 @@ class Trace:
             version=int(data.get("version", TRACE_VERSION)),
             modules=dict(data.get("modules") or {}),
             loops=list(data.get("loops") or []),
-            script=data["script"] if isinstance(data.get("script"), str) else None,
+            script=_text_or_none(data.get("script")),
             steps=list(data.get("steps") or []),
+            recorded_at=_text_or_none(data.get("recorded_at")),
         )
 
     @classmethod
@@ -198,3 +202,7 @@ class Trace:
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__.keys()
     return {k: v for k, v in data.items() if k in names}
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

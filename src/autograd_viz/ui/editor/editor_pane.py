@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
 from autograd_viz.ui.editor.editor import CodeEditor
 from autograd_viz.ui.editor.find_bar import FindBar
+from autograd_viz.ui.editor.recording_bar import RecordingBar
 from autograd_viz.ui.editor.recovery_bar import RecoveryBar
 
 
@@ -20,11 +21,13 @@ class EditorPane(QWidget):
         self.setObjectName("editorPane")
         self.editor = CodeEditor()
         self.recovery_bar = RecoveryBar()
+        self.recording_bar = RecordingBar()  # over a recorded trace's script
         self.find_bar = FindBar(self.editor)
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(self.recovery_bar)
+        column.addWidget(self.recording_bar)
         column.addWidget(self.editor, 1)
         column.addWidget(self.find_bar)
 
