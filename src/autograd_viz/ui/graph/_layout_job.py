@@ -21,8 +21,8 @@ class _Signals(QObject):
 
 
 class LayoutJob(QRunnable):
-    """Runs `prepare_run` for a trace (layout, freeing, source map), answers `done`, then
-    builds the player's steps and answers `prepared`; all through `signals`."""
+    """Runs `prepare_run` for a trace (layout, freeing, source map), leaving the player's
+    tables to a ReplayJob; answers `done` through `signals`."""
 
     def __init__(
         self, generation: int, trace: Trace, previous: dict | None, choices: dict | None = None
@@ -43,7 +43,7 @@ class LayoutJob(QRunnable):
 
     def _run(self) -> None:
         trace = self.trace
-        size = len(trace.events) + len(trace.tensors) + len(trace.nodes)
+        size = len(trace.events) + len(trace.tensors) + len(trace.nodes)  # for the freeze
         try:
             with collections_postponed(), gil_shared():
                 run = prepare_run(
@@ -55,18 +55,33 @@ class LayoutJob(QRunnable):
         except Exception as exc:  # the canvas says so instead of hanging on "laying out"
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
-        # The picture first; the player's tables (0.26 s of the 8k-node RNN) and what the
-        # graph holds for backward (the memory bar's) after it, on this same thread.
+        # The picture first: the player's tables come after it is painted (ReplayJob).
         self.signals.done.emit(self.generation, run)
+
+
+class ReplayJob(QRunnable):
+    """After a big run's picture is on screen: the player's tables (the 8k-node RNN's
+    0.1-0.26 s) and what the graph holds for backward (the memory bar's); answers
+    `prepared` through its `signals`. Started once the picture has painted: run beside
+    the first paint, its Python work slowed the paint's many GIL handovers to 60 ms."""
+
+    def __init__(self, generation: int, run: object) -> None:
+        super().__init__()
+        self.generation, self.run_to_prepare = generation, run
+        self.signals = _Signals()
+
+    def run(self) -> None:  # Qt's name
+        shown, self.run_to_prepare = self.run_to_prepare, None  # see LayoutJob.run
+        trace = shown.trace
         try:
             with collections_postponed(), gil_shared():
-                run.player.prepare()
-                run.memory  # noqa: B018 (measured here, read by the memory bar)
-                freeze_big_run(size)
+                shown.player.prepare()
+                shown.memory  # noqa: B018 (measured here, read by the memory bar)
+                freeze_big_run(len(trace.events) + len(trace.tensors) + len(trace.nodes))
         except Exception as exc:  # the picture stays; the player says so when asked
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
-        self.signals.prepared.emit(self.generation, run)
+        self.signals.prepared.emit(self.generation, shown)
 
 
 class _RefoldSignals(QObject):

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, QTimer, Signal, Slot
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -29,13 +29,19 @@ from autograd_viz.ui.graph._edges_item import (
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
-from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, LayoutJob, RefoldJob
+from autograd_viz.ui.graph._layout_job import (
+    BACKGROUND_LAYOUT_SIZE,
+    LayoutJob,
+    RefoldJob,
+    ReplayJob,
+)
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
+REPLAY_AFTER_MS = 40  # a big run's replay is prepared this long after its picture is shown
 MINIMAP_MARGIN_PX = 8
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
@@ -176,7 +182,6 @@ class GraphCanvas(pg.PlotWidget):
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
-        job.signals.prepared.connect(self._replay_prepared, Qt.ConnectionType.QueuedConnection)
         job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
         self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
         QThreadPool.globalInstance().start(job)
@@ -189,8 +194,23 @@ class GraphCanvas(pg.PlotWidget):
     @Slot(int, object)
     def _layout_done(self, generation: int, run: ShownRun) -> None:
         if generation != self._generation:
+            self._jobs = {j for j in self._jobs if j.generation > generation}
             return  # a newer trace arrived meanwhile
         self.view.show(run)
+        # Its replay is prepared once the picture has painted (see ReplayJob).
+        QTimer.singleShot(REPLAY_AFTER_MS, lambda: self._prepare_replay(generation, run))
+
+    def _prepare_replay(self, generation: int, run: ShownRun) -> None:
+        # The layout job is done; this run's replay job takes its place in `_jobs`.
+        self._jobs = {j for j in self._jobs if j.generation != generation}
+        if generation != self._generation:
+            return
+        job = ReplayJob(generation, run)
+        job.setAutoDelete(False)
+        self._jobs.add(job)
+        job.signals.prepared.connect(self._replay_prepared, Qt.ConnectionType.QueuedConnection)
+        job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
+        QThreadPool.globalInstance().start(job)
 
     @Slot(int, object)
     def _replay_prepared(self, generation: int, run: ShownRun) -> None:
