@@ -19,16 +19,17 @@ from autograd_viz.core.graph.summary import graph_summary
 from autograd_viz.core.learning.exercise_catalog import EXERCISES
 from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
-from autograd_viz.core.platform.preferences import load_keep_variables, save_keep_variables
+from autograd_viz.core.platform.preferences import save_keep_variables
 from autograd_viz.core.playback.player import Player
 from autograd_viz.core.playback.run_view import RunView, ShownRun, nothing_ran
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
-from autograd_viz.resources import DEFAULT_EXAMPLE, ICON, examples
+from autograd_viz.resources import DEFAULT_EXAMPLE, ICON
 from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui._run_links import RunLinks
 from autograd_viz.ui._sideways_scroll import SidewaysScroll
 from autograd_viz.ui._trace_opener import TraceOpener, dropped_path
+from autograd_viz.ui._window_menus import fill_menus
 from autograd_viz.ui.descent.descent_pane import DescentPane
 from autograd_viz.ui.editor.console import ConsolePane
 from autograd_viz.ui.editor.document import Document
@@ -47,7 +48,7 @@ from autograd_viz.ui.kernel.kernel_connection import KernelConnection
 from autograd_viz.ui.kernel.kernel_status import KernelStatus
 from autograd_viz.ui.learning.exercises_pane import ExercisesPane
 from autograd_viz.ui.learning.lab_pane import LabPane
-from autograd_viz.ui.learning.lessons_pane import LessonsPane, ask_reset_progress
+from autograd_viz.ui.learning.lessons_pane import LessonsPane
 from autograd_viz.ui.learning.quiz_pane import QuizPane
 from autograd_viz.ui.theme import Theme
 from autograd_viz.ui.training.training_pane import TrainingPane
@@ -166,9 +167,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(main)
         self.statusBar().addPermanentWidget(self.kernel_status)
 
-    def _action(
+    def make_action(
         self, text: str, slot, shortcut: str | QKeySequence | None = None, tip: str = ""
     ) -> QAction:
+        """An action of this window: its text, what it calls, its shortcut and tooltip."""
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
@@ -177,20 +179,20 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.run_action = self._action(
+        self.run_action = self.make_action(
             "▶ Run", self.run_code, "Ctrl+Return", "Run the editor's code (Ctrl+Enter)"
         )
         self.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.stop_action = self._action(
+        self.stop_action = self.make_action(
             "■ Stop", self.session.interrupt, "Ctrl+.", "Interrupt the running code (Ctrl+.)"
         )
-        self.restart_action = self._action(
+        self.restart_action = self.make_action(
             "Restart kernel",
             self.restart_kernel,
             None,
             "Start a fresh kernel (its variables are lost)",
         )
-        self.fit_action = self._action(
+        self.fit_action = self.make_action(
             "Fit graph", self.canvas.fit, "Ctrl+0", "Zoom the graph to fit (Ctrl+0)"
         )
         self.stop_action.setEnabled(False)
@@ -208,84 +210,7 @@ class MainWindow(QMainWindow):
         toolbar.addWidget(self.device_picker)
         self.addToolBar(toolbar)
 
-        file_menu = self.menuBar().addMenu("&File")
-        self.document.fill_file_menu(file_menu)
-        file_menu.addAction(
-            self._action(
-                "Open &trace…",
-                lambda: self.traces.open_dialog(),
-                "Ctrl+Shift+O",
-                "Replay a trace written by `autograd-viz trace --json` (runs nothing)",
-            )
-        )
-        file_menu.addSeparator()
-        file_menu.addActions(self.kernel_connection.actions())
-        file_menu.addSeparator()
-        file_menu.addActions(self.exports.actions())
-        file_menu.addSeparator()
-        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
-        self.editor_pane.fill_edit_menu(self.menuBar().addMenu("&Edit"))
-        example_menu = self.menuBar().addMenu("&Examples")
-        for path in examples():
-            title = path.stem.replace("_", " ").capitalize()
-            example_menu.addAction(self._action(title, lambda _=False, p=path: self.open_path(p)))
-        run_menu = self.menuBar().addMenu("&Run")
-        for action in (self.run_action, self.stop_action, self.restart_action):
-            run_menu.addAction(action)
-        run_menu.addSeparator()
-        self.keep_variables_action = self._action(
-            "Keep variables between runs",
-            self._keep_variables_toggled,
-            None,
-            "Off: each run starts from a fresh namespace, as `python file.py` does. "
-            "On: variables of one run are there in the next (the graph still shows only "
-            "the tensors each run made or touched).",
-        )
-        self.keep_variables_action.setCheckable(True)
-        self.keep_variables_action.setChecked(load_keep_variables())
-        self.session.set_keep_variables(self.keep_variables_action.isChecked())
-        run_menu.addAction(self.keep_variables_action)
-        run_menu.addSeparator()
-        run_menu.addAction(
-            self._action(
-                "Pin this run for comparison",
-                lambda: self.links.pin_run(),
-                "Ctrl+Shift+P",
-                "Keep this run; the Compare tab shows what the next runs change",
-            )
-        )
-        view_menu = self.menuBar().addMenu("&View")
-        view_menu.addAction(self.fit_action)
-        size_by_saved = self._action(
-            "Size nodes by bytes saved for backward",
-            self.canvas.set_size_by_saved,
-            None,
-            "The more an autograd node saved for its backward, the bigger it is drawn",
-        )
-        size_by_saved.setCheckable(True)
-        view_menu.addAction(size_by_saved)
-        view_menu.addMenu(self.theme.build_menu(self))
-        self.editor_pane.fill_zoom_menu(view_menu)
-        view_menu.addSeparator()
-        view_menu.addAction(
-            self._action(
-                "Find node…",
-                self.search.focus_all,
-                "Ctrl+Shift+F",
-                "Find a node by name (Ctrl+Shift+F)",
-            )
-        )
-        learn_menu = self.menuBar().addMenu("&Learn")
-        learn_menu.addAction(self._action("Lessons", lambda: self.show_tab("Lessons")))
-        learn_menu.addAction(self._action("Quiz", lambda: self.show_tab("Quiz")))
-        learn_menu.addSeparator()
-        self.reset_progress_action = self._action(
-            "Reset progress…",
-            lambda: ask_reset_progress(self, self.progress),
-            None,
-            "Forget every task, exercise, quiz answer and lesson section marked as done",
-        )
-        learn_menu.addAction(self.reset_progress_action)
+        fill_menus(self)
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)
@@ -381,7 +306,8 @@ class MainWindow(QMainWindow):
         """Whether editor runs keep their variables between runs (Run menu)."""
         return self.keep_variables_action.isChecked()
 
-    def _keep_variables_toggled(self, keep: bool) -> None:
+    def keep_variables_toggled(self, keep: bool) -> None:
+        """Run → Keep variables between runs was switched."""
         save_keep_variables(keep)
         self.session.set_keep_variables(keep)
         self.statusBar().showMessage(

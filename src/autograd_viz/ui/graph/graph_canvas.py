@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QThreadPool, QTimer, Signal, Slot
+from PySide6.QtCore import QPoint, QPointF, QRectF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -16,6 +16,7 @@ from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
+from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._clicks import CanvasClicks
 from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import (
@@ -29,19 +30,13 @@ from autograd_viz.ui.graph._edges_item import (
 from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
-from autograd_viz.ui.graph._layout_job import (
-    BACKGROUND_LAYOUT_SIZE,
-    LayoutJob,
-    RefoldJob,
-    ReplayJob,
-)
+from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE
 from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
 from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
-REPLAY_AFTER_MS = 40  # a big run's replay is prepared this long after its picture is shown
 MINIMAP_MARGIN_PX = 8
 LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
@@ -66,14 +61,11 @@ class GraphCanvas(pg.PlotWidget):
         plot.setMenuEnabled(False)
         plot.hideButtons()
         self.view = view if view is not None else RunView()
-        self._generation = 0  # bumps with each layout asked for; stale answers are dropped
         # Each marker's playback state (an index into STATES), as last drawn.
         self._states = np.zeros(0, dtype=np.int8)
         self._node_index: dict[str, int] = {}  # drawn id -> its marker's index
         self._kinds: list[str] = []  # each marker's node kind
-        self._jobs: set[LayoutJob] = set()
-        self._refolds: set[RefoldJob] = set()  # big graphs laid out again after a fold
-
+        self.jobs = CanvasJobs(self.view, self)  # big layouts, replays and refolds
         self.frame: Frame | None = None
         self._looks: dict[tuple[str, str], tuple[QBrush, QPen, int]] = {}
         self.freed_at_end: set[str] = set()
@@ -114,7 +106,7 @@ class GraphCanvas(pg.PlotWidget):
         self.minimap.pan_requested.connect(self._pan_to)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
         box.sigResized.connect(self._viewport_resized)
-        self.view.refold_runner = self._refold_elsewhere
+        self.view.refold_runner = self.jobs.refold_elsewhere
         self.view.run_changed.connect(self._run_changed)
         self.view.graph_changed.connect(self._graph_changed)
         self.view.frame_changed.connect(self._frame_changed)
@@ -173,73 +165,17 @@ class GraphCanvas(pg.PlotWidget):
         A small graph is shown before this returns; a big one is laid out on a worker thread
         (the GUI stays live, the canvas says "Laying out…"). Either way `trace_drawn` follows.
         """
-        self._generation += 1
         previous = self.graph.heights() if self.graph.nodes else None
+        generation = self.jobs.new_generation()
         if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
             self.view.show(prepare_run(trace, previous=previous, choices=self.view.fold_choices))
             return
-        job = LayoutJob(self._generation, trace, previous, dict(self.view.fold_choices))
-        job.setAutoDelete(False)
-        self._jobs.add(job)
-        job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
-        job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
-        self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
-        QThreadPool.globalInstance().start(job)
+        self.jobs.lay_out(generation, trace, previous)
 
     @property
     def laying_out(self) -> bool:
-        """Whether a background layout is still running."""
-        return bool(self._jobs or self._refolds)
-
-    @Slot(int, object)
-    def _layout_done(self, generation: int, run: ShownRun) -> None:
-        if generation != self._generation:
-            self._jobs = {j for j in self._jobs if j.generation > generation}
-            return  # a newer trace arrived meanwhile
-        self.view.show(run)
-        # Its replay is prepared once the picture has painted (see ReplayJob).
-        QTimer.singleShot(REPLAY_AFTER_MS, lambda: self._prepare_replay(generation, run))
-
-    def _prepare_replay(self, generation: int, run: ShownRun) -> None:
-        # The layout job is done; this run's replay job takes its place in `_jobs`.
-        self._jobs = {j for j in self._jobs if j.generation != generation}
-        if generation != self._generation:
-            return
-        job = ReplayJob(generation, run)
-        job.setAutoDelete(False)
-        self._jobs.add(job)
-        job.signals.prepared.connect(self._replay_prepared, Qt.ConnectionType.QueuedConnection)
-        job.signals.failed.connect(self._layout_failed, Qt.ConnectionType.QueuedConnection)
-        QThreadPool.globalInstance().start(job)
-
-    @Slot(int, object)
-    def _replay_prepared(self, generation: int, run: ShownRun) -> None:
-        self._jobs = {j for j in self._jobs if j.generation > generation}
-        self.view.replay_prepared(run)
-
-    @Slot(int, str)
-    def _layout_failed(self, generation: int, message: str) -> None:
-        self._jobs = {j for j in self._jobs if j.generation > generation}
-        if generation == self._generation:
-            self.view.say(f"Could not lay out this graph: {message}")
-
-    def _refold_elsewhere(self, work, done) -> None:
-        """Run a big graph's new layout on a worker thread; `done` gets it on this one."""
-        job = RefoldJob(work, done)
-        job.setAutoDelete(False)
-        self._refolds.add(job)
-
-        def finish(callback, graph) -> None:
-            self._refolds.discard(job)
-            callback(graph)
-
-        def failed(message: str) -> None:
-            self._refolds.discard(job)
-            self.view.say(f"Could not lay out this graph: {message}")
-
-        job.signals.done.connect(finish, Qt.ConnectionType.QueuedConnection)
-        job.signals.failed.connect(failed, Qt.ConnectionType.QueuedConnection)
-        QThreadPool.globalInstance().start(job)
+        """Whether a background layout (or a big run's replay preparation) still runs."""
+        return self.jobs.running
 
     def toggle_module(self, path: str) -> None:
         """Collapse an open nn.Module to one box, or open a collapsed one."""
@@ -247,7 +183,7 @@ class GraphCanvas(pg.PlotWidget):
 
     def _run_changed(self, run: ShownRun | None) -> None:
         if run is None:
-            self._generation += 1  # a layout still running is for a run no longer wanted
+            self.jobs.new_generation()  # a layout still running is for a run no longer wanted
         self._draw()
         if run is not None:
             self.trace_drawn.emit(run.trace)
