@@ -39,7 +39,8 @@ def _gui_parser() -> argparse.ArgumentParser:
         "Opening FILE runs nothing; --run, --screenshot (with the graph view), "
         "--export-graph, --export-animation and --view landscape run it in the app's kernel. "
         "Headless commands: trace, check, gradcheck, descent, landscape "
-        "(`autograd-viz trace --help`).",
+        "(`autograd-viz trace --help`). `autograd-viz open TRACE.json` replays a recorded "
+        "trace in the app.",
     )
     parser.add_argument(
         "file",
