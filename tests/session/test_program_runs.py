@@ -57,9 +57,11 @@ def _run(qtbot, session: KernelSession, code: str, **how) -> dict:
 
 
 def _comparable(trace: Trace) -> dict:
-    """The trace without what differs from one process to another: the run's duration and
-    the bytes `torch.empty` happened to find (nn.Linear fills its parameters after it)."""
+    """The trace without what differs from one process to another: the run's duration, when
+    it was recorded, and the bytes `torch.empty` happened to find (nn.Linear fills its
+    parameters after it)."""
     data = trace.to_dict()
+    data.pop("recorded_at", None)
     for event in data["events"]:
         event.pop("seconds", None)
         if event.get("op") == "empty":
