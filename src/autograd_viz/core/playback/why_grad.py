@@ -101,6 +101,7 @@ class _Asker:
         positions = [i for i in self.ix.of_tensor(tensor_id) if i <= self.last]
         self.mine = positions
         self.made, self.made_line = self._made()
+        self.grad_events = self._change_positions()  # read once: every reason asks
 
     # ---- the answer -------------------------------------------------------------------
     def answer(self) -> GradAnswer:
@@ -128,8 +129,8 @@ class _Asker:
     # ---- the moment ---------------------------------------------------------------------
     def _grad_now(self):
         """The .grad once event `last` happened, read off the events that changed it."""
-        changes = [self.ix.event(i) for i in self._change_positions()]
-        done = [e for i, e in zip(self._change_positions(), changes, strict=True) if i <= self.last]
+        changes = [self.ix.event(i) for i in self.grad_events]
+        done = [e for i, e in zip(self.grad_events, changes, strict=True) if i <= self.last]
         if done:
             return done[-1].after
         if changes:
@@ -218,7 +219,7 @@ class _Asker:
         )
 
     def _reset(self, question: str) -> GradAnswer | None:
-        positions = [i for i in self._change_positions() if i <= self.last]
+        positions = [i for i in self.grad_events if i <= self.last]
         if not positions:
             return None
         e = self.ix.event(positions[-1])
@@ -451,7 +452,7 @@ class _Asker:
         shown = show_value(grad)
         history: list[str] = []
         added = 0
-        for i in self._change_positions():
+        for i in self.grad_events:
             if i > self.last:
                 break
             e = self.ix.event(i)
