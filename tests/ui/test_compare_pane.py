@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.run_view import RunView, prepare_run
-from autograd_viz.ui.graph.compare_pane import NOTHING_PINNED, SAME_RUN, ComparePane
+from autograd_viz.ui.graph.compare_pane import NOTE_WIDTH, NOTHING_PINNED, SAME_RUN, ComparePane
 from tests.core.test_compare import WITH_RESET, WITHOUT_RESET
 
 
@@ -35,3 +35,43 @@ def test_pin_run_again_and_the_missing_reset_is_named(qtbot) -> None:
     assert shown.args == [now.tensor_named("w").id]
     pane.unpin_button.click()
     assert pane.summary.text() == NOTHING_PINNED and not pane.table.isVisible()
+
+
+MODEL = """import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+X = torch.randn(32, 4)
+y = X.sum(dim=1, keepdim=True)
+opt = torch.optim.SGD(model.parameters(), lr={lr})
+for step in range(3):
+    opt.zero_grad()
+    loss = nn.functional.mse_loss(model(X), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_at_a_small_window_the_note_keeps_a_readable_width(qtbot) -> None:
+    # At 1000 px the value columns ("[1×8] -8.13e+13…8.84e+13") took every pixel and
+    # each note wrapped a word a line, rows ten lines high (a walk).
+    view = RunView()
+    pane = ComparePane()
+    qtbot.addWidget(pane)
+    pane.follow(view)
+    pane.resize(640, 500)
+    pane.show()
+    view.show(prepare_run(run_source(MODEL.format(lr=0.1))))
+    pane.pin_button.click()
+    view.show(prepare_run(run_source(MODEL.format(lr=0.9))))
+    table = pane.table
+    note = table.columnCount() - 1
+    assert any(table.item(r, note).text() for r in range(table.rowCount()))
+    assert table.columnWidth(note) >= NOTE_WIDTH - 2
+    assert sum(table.columnWidth(c) for c in range(table.columnCount())) <= (
+        table.viewport().width() + 2
+    )
+    # Wider again, every column gets its text's width back.
+    pane.resize(1600, 500)
+    qtbot.waitUntil(lambda: table.columnWidth(2) >= table.sizeHintForColumn(2))
+    assert table.columnWidth(3) >= table.sizeHintForColumn(3)

@@ -3,10 +3,12 @@ click that puts the graph's player at that step with the parameter inspected."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontMetricsF
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import EVERYTHING
@@ -80,3 +82,36 @@ def test_clicking_a_cell_shows_that_step_in_the_graph(qtbot, running_window) -> 
     assert player.current.event_index == trace.steps[1]["event"]
     assert trace.events[player.current.event_index]["kind"] == "param_update"
     assert window.inspector.key == weight and window.run_view.selection == (weight,)
+
+
+def test_a_narrow_pane_shows_every_step_and_fits_its_titles(qtbot) -> None:
+    # A title as wide as its text made the plot item wider than its widget: the title was
+    # cut at both ends and the strip showed steps 1 to 14 of 20 (a walk at 1000×650).
+    _, _, pane = _pane(qtbot, HEALTHY)
+    for width in (620, 880):  # the Training tab of a 1000×650 and a 1400×860 window
+        pane.resize(width, 700)
+        qtbot.waitUntil(lambda width=width: pane.strip.width() < width)
+        for plot in (pane.strip, pane.loss, pane.ratio):
+            item = plot.getPlotItem()
+            assert item.sceneBoundingRect().width() <= plot.width() + 1
+            assert item.titleLabel.item.boundingRect().width() <= plot.width()
+        if width == 620:  # the strip's whole title is its tooltip, a shorter form shows
+            assert pane.strip.toolTip().startswith("‖grad‖ per parameter and step")
+            assert len(pane.strip.getPlotItem().titleLabel.text) < len(pane.strip.toolTip())
+    steps = pane.health.steps
+    left, right = pane.strip.getPlotItem().vb.viewRange()[0]
+    assert left <= 0.5 + 1e-6 and right >= steps + 0.5 - 1e-6
+
+
+def test_tick_labels_of_a_short_log_axis_are_a_line_apart(qtbot) -> None:
+    _, _, pane = _pane(qtbot, HEALTHY)
+    axis = pane.loss.getPlotItem().getAxis("left")
+    axis.setLogMode(True)
+    size = 50.0  # px: a loss chart in a small window
+    low, high = np.log10(0.15), np.log10(4.0)
+    levels = axis.tickValues(low, high, size)
+    values = sorted(v for _, vs in levels for v in vs)
+    assert values, "an axis keeps at least one label"
+    line = QFontMetricsF(axis.style["tickFont"] or axis.font()).height()
+    gap = (high - low) * line / size
+    assert all(b - a >= gap * 0.99 for a, b in itertools.pairwise(values))

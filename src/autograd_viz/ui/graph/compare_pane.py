@@ -31,6 +31,10 @@ NOTHING_PINNED = (
 SAME_RUN = "This is the pinned run. Edit the code and run it again to compare."
 COLUMNS = ("tensor", "", "pinned", "this run", "change", "where it first differed")
 MAX_NAMES = 12  # added / removed items named before "and N more"
+# The note column keeps room for a readable sentence; the value columns give it up first
+# (their text wraps, the whole of it in the tooltip).
+NOTE_WIDTH, VALUE_WIDTH, NAME_WIDTH = 220, 96, 110
+VALUES, NAME, NOTE = (2, 3), 0, len(COLUMNS) - 1
 
 
 def _relative(change: float) -> str:
@@ -80,8 +84,8 @@ class ComparePane(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(True)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(NOTE, QHeaderView.ResizeMode.Stretch)
         # Wrapped notes take the rows' height for the width they have now, not at filling.
         header.sectionResized.connect(lambda *_: self.table.resizeRowsToContents())
         self.table.cellClicked.connect(self._row_clicked)
@@ -155,7 +159,33 @@ class ComparePane(QWidget):
                 if column == 0:
                     item.setData(Qt.ItemDataRole.UserRole, change.tensor)
                 self.table.setItem(row, column, item)
+        self._fit_columns()
         self.table.resizeRowsToContents()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as its text, but the note keeps NOTE_WIDTH: at 1000 px the
+        values took it all and a note wrapped a word a line, rows ten lines high."""
+        table = self.table
+        if not table.rowCount():
+            return
+        header = table.horizontalHeader()
+        widths = [max(table.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in range(NOTE)]
+        # Room with a vertical scroll bar: rows grow as they wrap, which often brings one.
+        room = table.width() - 2 * table.frameWidth() - table.verticalScrollBar().sizeHint().width()
+        over = sum(widths) + NOTE_WIDTH - room
+        for columns, least in ((VALUES, VALUE_WIDTH), ((NAME,), NAME_WIDTH)):
+            for c in columns:
+                if over <= 0:
+                    break
+                give = min(over, max(widths[c] - least, 0), math.ceil(over / len(columns)))
+                widths[c] -= give
+                over -= give
+        for c, width in enumerate(widths):
+            header.resizeSection(c, width)
 
     def _summary(self, diff: RunDiff) -> str:
         counts = " · ".join(f"{label} {a} → {b}" for label, (a, b) in diff.counts.items())

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontMetrics
 
 from autograd_viz.core.playback.training import TrainingHealth
+from autograd_viz.ui._plot_fitting import FittedTitle
 
 MAX_LABELS = 16  # parameter names on the axis (more would overlap); every k-th past that
 MAX_AXIS_WIDTH = 260  # px for the names; a longer one is cut
@@ -25,6 +26,7 @@ class HeatStrip(pg.PlotWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setObjectName("heatStrip")
+        self.title = FittedTitle(self)
         item = self.getPlotItem()
         item.setMenuEnabled(False)
         item.hideButtons()

@@ -14,6 +14,7 @@ from autograd_viz.core.playback.training import (
     TrainingHealth,
     training_health,
 )
+from autograd_viz.ui._plot_fitting import FittedTitle, SpacedAxis
 from autograd_viz.ui._plot_theme import style_plot
 from autograd_viz.ui.training._heat_strip import HeatStrip
 
@@ -26,12 +27,11 @@ SELECTED = "#2563eb"
 BAND = (148, 163, 184, 70)
 
 
-def _log_plot(title: str, label: str) -> pg.PlotWidget:
-    plot = pg.PlotWidget()
+def _log_plot(label: str) -> pg.PlotWidget:
+    plot = pg.PlotWidget(axisItems={"left": SpacedAxis("left")})
     item = plot.getPlotItem()
     item.setMenuEnabled(False)
     item.hideButtons()
-    item.setTitle(title)
     item.setLabel("bottom", "step")
     item.setLabel("left", label)
     item.setLogMode(y=True)
@@ -66,8 +66,11 @@ class TrainingPane(QWidget):
         self.flags.itemClicked.connect(self._flag_chosen)
         self.strip = HeatStrip(self)
         self.strip.cell_clicked.connect(self._cell_clicked)
-        self.loss = _log_plot("loss", "loss")
-        self.ratio = _log_plot("update / parameter (‖Δp‖ / ‖p‖)", "ratio")
+        self.loss = _log_plot("loss")
+        FittedTitle(self.loss).set("loss")
+        self.ratio = _log_plot("ratio")
+        self.ratio_title = FittedTitle(self.ratio)
+        self.ratio_title.set("update / parameter (‖Δp‖ / ‖p‖)")
         plots = QSplitter(Qt.Orientation.Horizontal, self)
         plots.addWidget(self.loss)
         plots.addWidget(self.ratio)
@@ -122,9 +125,11 @@ class TrainingPane(QWidget):
         )
         self.strip.show_health(health)
         low, high = self.strip.levels
-        self.strip.getPlotItem().setTitle(
+        self.strip.title.set(
             f"‖grad‖ per parameter and step: colour log₁₀ from {low:.1f} (dark) to"
-            f" {high:.1f} (yellow); grey: no gradient"
+            f" {high:.1f} (yellow); grey: no gradient",
+            f"‖grad‖: log₁₀ from {low:.1f} (dark) to {high:.1f} (yellow); grey: none",
+            f"log₁₀ ‖grad‖: {low:.1f} to {high:.1f}",
         )
         for flag in health.flags:
             item = QListWidgetItem(f"⚠ {flag.kind}: {flag.text}")
@@ -168,13 +173,13 @@ class TrainingPane(QWidget):
                            pen=pg.mkPen("#64748b", style=Qt.PenStyle.DashLine)))  # fmt: skip
         name = health.names[self.selected]
         mine = ratio[self.selected]
-        title = f"‖Δp‖/‖p‖: {name} (band: all)"
+        titles = (f"‖Δp‖/‖p‖: {name} (band: every parameter)", f"‖Δp‖/‖p‖: {name}")
         if np.isfinite(mine).any():
             self.ratio.plot(steps, mine, pen=pg.mkPen(SELECTED, width=2), symbol="o",
                             symbolSize=4, connect="finite")  # fmt: skip
         else:  # a log scale has no 0: say it instead
-            title = f"‖Δp‖/‖p‖: {name} never moved (‖Δp‖ = 0)"
-        self.ratio.getPlotItem().setTitle(title)
+            titles = (f"‖Δp‖/‖p‖: {name} never moved (‖Δp‖ = 0)", f"{name} never moved")
+        self.ratio_title.set(*titles)
 
     def _cell_clicked(self, step: int, parameter: int) -> None:
         self.selected = parameter
