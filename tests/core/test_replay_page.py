@@ -130,3 +130,15 @@ def test_the_8k_node_rnn_page_is_under_5_mb():
     data = _page_data(html)
     assert data["modes"][FORWARD]["count"] > 8000 and data["modes"][BACKWARD]["count"] > 8000
     assert took < 60, f"{took:.1f} s"
+
+
+def test_open_writes_a_traces_page_without_a_window(tmp_path):
+    from autograd_viz.cli.main import main
+
+    trace_file, out = tmp_path / "run.json", tmp_path / "replay.html"
+    trace_file.write_text(example_trace("first_graph").to_json(), encoding="utf-8")
+    assert main(["open", str(trace_file), "--export-page", str(out)]) == 0
+    assert _page_data(out.read_text(encoding="utf-8"))["modes"][FORWARD]["count"] == len(
+        prepare_run(example_trace("first_graph")).player.steps_in(FORWARD)
+    )
+    assert main(["open", str(trace_file), "--export-page", str(tmp_path / "x.txt")]) == 2

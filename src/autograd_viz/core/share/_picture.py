@@ -50,7 +50,7 @@ def _a(text: str) -> str:
 def elided(text: str, px: float) -> str:
     """`text` cut to about `px` pixels of the page's font, ending in "…" when cut."""
     most = max(2, int(px / CHAR_PX))
-    return text if len(text) <= most else text[: most - 1] + "…"
+    return text if len(text) <= most else text[: most - 1].rstrip("…") + "…"
 
 
 def _mark(kind: str) -> str:
