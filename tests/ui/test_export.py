@@ -126,3 +126,35 @@ def test_the_menu_writes_the_shown_runs_page_with_its_folds(canvas, tmp_path: Pa
     assert html != page_html(trace, title="linear step")  # the folds as shown, not the first
     assert ExportActions(window, canvas, canvas, lambda: None).write_page(out) is False
     window.close()
+
+
+def test_the_menu_writes_the_page_off_the_gui_thread(canvas, qtbot, tmp_path, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMainWindow
+
+    from autograd_viz.core.playback.run_view import prepare_run
+    from autograd_viz.core.share import page_html
+    from autograd_viz.ui.graph import export_actions
+    from autograd_viz.ui.graph.export_actions import ExportActions
+
+    window = QMainWindow()
+    window.setWindowTitle("first graph")
+    trace = run_source((EXAMPLES / "first_graph.py").read_text(encoding="utf-8"))
+    run = prepare_run(trace)
+    actions = ExportActions(window, canvas, canvas, lambda: run.player)
+    out = tmp_path / "page.html"
+    writer = actions.start_page(out)
+    assert window.statusBar().currentMessage().startswith("Writing the replay page")
+    with qtbot.waitSignal(writer.signals.done, timeout=30_000) as done:
+        pass
+    assert done.args == [str(out), ""] and not actions.writing
+    assert out.read_text(encoding="utf-8") == page_html(
+        trace, title="first graph", collapsed=run.graph.collapsed
+    )
+    assert window.statusBar().currentMessage() == f"Saved {out}"
+    # A folder that cannot be written says why in a dialog, and the app goes on.
+    warned: list[str] = []
+    monkeypatch.setattr(export_actions.QMessageBox, "warning", lambda *a: warned.append(a[2]))
+    writer = actions.start_page(tmp_path / "missing" / "page.html")
+    qtbot.waitUntil(lambda: bool(warned), timeout=30_000)
+    assert "Could not write" in warned[0] and not actions.writing
+    window.close()

@@ -6,15 +6,42 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
 
 from autograd_viz.core.platform.atomic_files import write_text_atomic
+from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.playback.player import Player
 from autograd_viz.core.share import page_html
+from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+
+
+class _PageSignals(QObject):
+    done = Signal(str, str)  # the path, and what went wrong ("" when written)
+
+
+class PageWriter(QRunnable):
+    """Builds a replay page and writes it, off the GUI thread: the page lays the run out
+    again and steps its own player through every step (seconds for an 8k-node run)."""
+
+    def __init__(self, trace: Trace, collapsed: frozenset[str], title: str, path: Path) -> None:
+        super().__init__()
+        self.trace, self.collapsed, self.title, self.path = trace, collapsed, title, path
+        self.signals = _PageSignals()
+
+    def run(self) -> None:
+        try:
+            with gil_shared():
+                html = page_html(self.trace, title=self.title, collapsed=self.collapsed)
+            write_text_atomic(self.path, html)
+            self.signals.done.emit(str(self.path), "")
+        except Exception as exc:  # a full disk, a denied folder: said, never raised here
+            self.signals.done.emit(str(self.path), str(exc) or type(exc).__name__)
+        finally:
+            self.trace = None  # PySide keeps a started runnable alive: not its trace
 
 
 class ExportActions(QObject):
@@ -30,6 +57,7 @@ class ExportActions(QObject):
         super().__init__(window)
         self.window, self.canvas, self.area = window, canvas, area
         self.player = player
+        self.writing: list[PageWriter] = []  # pages being written (their signals live)
 
     def actions(self) -> list[QAction]:
         """The menu entries, in order."""
@@ -100,14 +128,31 @@ class ExportActions(QObject):
         name, _ = QFileDialog.getSaveFileName(
             self.window, "Export replay page", "replay.html", "Web page (*.html)"
         )
-        if not name:
-            return
-        try:
-            self.write_page(Path(name))
-        except OSError as exc:
-            QMessageBox.warning(self.window, "Export failed", f"Could not write {name}: {exc}")
-            return
-        self._say(f"Saved {name}", 4000)
+        if name:
+            self.start_page(Path(name))
+
+    def start_page(self, path: Path) -> PageWriter | None:
+        """Write the shown run's replay page in the background (its folds as they are now);
+        the status bar says when it is written, a dialog if it could not be."""
+        player = self.player()
+        if player is None:
+            return None
+        title = self.window.windowTitle() or "autograd-viz replay"
+        writer = PageWriter(player.trace, player.graph.collapsed, title, path)
+        writer.setAutoDelete(False)
+        writer.signals.done.connect(lambda p, error: self._page_done(writer, p, error))
+        self.writing.append(writer)
+        self._say(f"Writing the replay page {path.name}…")
+        QThreadPool.globalInstance().start(writer)
+        return writer
+
+    def _page_done(self, writer: PageWriter, path: str, error: str) -> None:
+        self.writing.remove(writer)
+        if error:
+            self._say("")
+            QMessageBox.warning(self.window, "Export failed", f"Could not write {path}: {error}")
+        else:
+            self._say(f"Saved {path}", 4000)
 
     def write_page(self, path: Path) -> bool:
         """Write the shown run's replay page, with the picture's folds as they are now
