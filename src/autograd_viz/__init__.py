@@ -3,7 +3,7 @@
 __version__ = "0.1.0"
 
 
-def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's shell, not imported here
+def load_ipython_extension(ipython) -> None:
     """`%load_ext autograd_viz`: register `%%autograd_viz` and `%autograd_viz open`."""
     from autograd_viz.core.kernel.notebook_magic import AutogradVizMagics
 
