@@ -4,7 +4,7 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython) -> None:
-    """`%load_ext autograd_viz`: register `%%autograd_viz` and `%autograd_viz open`."""
-    from autograd_viz.core.kernel.notebook_magic import AutogradVizMagics
+    """`%load_ext autograd_viz`: the notebook magics (autograd_viz.jupyter)."""
+    from autograd_viz.jupyter import load_ipython_extension as load
 
-    ipython.register_magics(AutogradVizMagics)
+    load(ipython)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from autograd_viz.core.kernel.notebook import NOTEBOOK_RUN_MIME, notebook_trace_request
-from autograd_viz.core.kernel.notebook_magic import app_command
 from autograd_viz.core.kernel.protocol import TRACE_MIME, trace_from_payload, version_problem
+from autograd_viz.jupyter._magic import app_command
 from tests.session.test_remote_kernel import _separate_kernel
 
 pytestmark = pytest.mark.kernel

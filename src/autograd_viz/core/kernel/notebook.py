@@ -29,7 +29,7 @@ __all__ = [
     "KEPT_RUNS",
     "NOTEBOOK_RUN_MIME",
     "CellRun",
-    "display_bundle",
+    "announcement",
     "kept_trace",
     "kernel_notebook_trace",
     "notebook_trace_request",
@@ -79,30 +79,10 @@ def kept_trace(run_id: str) -> Trace | None:
     return _RUNS.get(run_id)
 
 
-def _summary(run: CellRun) -> str:
-    trace = run.trace
-    ops = sum(1 for e in trace.events if e.get("kind") == "op")
-    passes = sum(1 for e in trace.events if e.get("kind") == "backward")
-    where = f"cell [{run.cell}]" if run.cell is not None else "this cell"
-    words = (
-        f"autograd-viz: {where} built {len(trace.nodes)} autograd nodes "
-        f"({ops} ops, {passes} backward pass{'es' if passes != 1 else ''})"
-    )
-    if trace.error is not None:
-        words += f"; it stopped with {trace.error['type']}"
-    return words
-
-
-def display_bundle(run: CellRun) -> dict[str, Any]:
-    """The MIME bundle a traced cell shows inline: what any front end can show (text), and
-    the announcement an attached app reads (NOTEBOOK_RUN_MIME, a few hundred bytes)."""
-    announcement = {**versions(), "run_id": run.run_id, "cell": run.cell}
-    announcement["nodes"] = len(run.trace.nodes)
-    text = _summary(run)
-    return {
-        "text/plain": text,
-        NOTEBOOK_RUN_MIME: announcement,
-    }
+def announcement(run: CellRun) -> dict[str, Any]:
+    """What an attached app reads in a traced cell's display (NOTEBOOK_RUN_MIME): the
+    versions (checked first), the run id to fetch, the cell's number and its node count."""
+    return {**versions(), "run_id": run.run_id, "cell": run.cell, "nodes": len(run.trace.nodes)}
 
 
 def notebook_trace_request(run_id: str) -> str:

@@ -1,9 +1,5 @@
-"""`%load_ext autograd_viz`: the `%%autograd_viz` cell magic and the `%autograd_viz` line
-magic (`%autograd_viz open` starts the app attached to this kernel).
-
-Imported only by `autograd_viz.load_ipython_extension`, so nothing else of the app needs
-IPython's magics machinery.
-"""
+"""The `%%autograd_viz` cell magic and the `%autograd_viz` line magic (`%autograd_viz open`
+starts the app attached to this kernel). Imported only when the extension loads."""
 
 from __future__ import annotations
 
@@ -16,7 +12,8 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
-from autograd_viz.core.kernel.notebook import display_bundle, run_cell
+from autograd_viz.core.kernel.notebook import run_cell
+from autograd_viz.jupyter._display import display_bundle
 
 USAGE = (
     "autograd-viz in a notebook:\n"
