@@ -22,6 +22,8 @@ run: SYSTEM_DEPS_ARGS = --window
 run: $(STAMP)
 	$(BIN)/autograd-viz $(FILE)
 
+# `make test` also needs a browser: the replay page is tested in headless Chromium.
+test: SYSTEM_DEPS_ARGS = --test
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen AUTOGRAD_VIZ_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 

@@ -6,6 +6,8 @@
 #
 #   scripts/system_deps.sh            # install what is missing (as root, or with sudo -n)
 #   scripts/system_deps.sh --window   # also what a window on X11 (or Xvfb) needs
+#   scripts/system_deps.sh --test     # also what `make test` needs: chromium (the replay
+#                                     # page's browser test drives it headless)
 #   scripts/system_deps.sh --check    # only report: name what is missing and the command
 #
 # Silent and fast (one `ldconfig -p`) when everything is present, since it runs on every
@@ -14,11 +16,13 @@ set -euo pipefail
 
 check_only=0
 window=0
+tests=0
 for arg in "$@"; do
     case "$arg" in
         --check) check_only=1 ;;
         --window) window=1 ;;
-        -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+        --test) tests=1 ;;
+        -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "system_deps: unknown option $arg (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -29,6 +33,7 @@ done
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 FONT_DIRS=${SYSTEM_DEPS_FONT_DIRS:-/usr/share/fonts /usr/local/share/fonts}
+BROWSER=${SYSTEM_DEPS_BROWSER:-chromium}  # the command Debian's chromium package installs
 
 # Debian package, then the soname whose absence means it is missing (as Qt's loader asks).
 BASE_LIBS=(
@@ -109,6 +114,11 @@ find_missing() {
     if [ -z "$fonts" ]; then
         missing_packages+=(fonts-dejavu-core)
         missing_what+=("a font")
+    fi
+    # The replay page's test loads it in a real browser (tests/core/test_replay_page_browser.py).
+    if [ "$tests" -eq 1 ] && ! command -v "$BROWSER" >/dev/null 2>&1; then
+        missing_packages+=(chromium)
+        missing_what+=(chromium)
     fi
     # The Makefile runs these before .venv exists; once it does, neither is needed.
     command -v make >/dev/null 2>&1 || { missing_packages+=(make); missing_what+=(make); }

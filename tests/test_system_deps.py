@@ -197,7 +197,7 @@ def test_make_run_and_make_test_check_first_and_ci_uses_the_same_script(tmp_path
         )
         return done.stdout.splitlines()
 
-    for target, args in (("run", "--window"), ("test", "")):
+    for target, args in (("run", "--window"), ("test", "--test")):
         lines = dry(target)
         assert lines[0].rstrip().endswith(f"scripts/system_deps.sh {args}".rstrip())
         assert "-m venv" in lines[1]  # the check runs before .venv is made
@@ -219,3 +219,13 @@ def test_a_python_without_venv_support_asks_for_its_venv_package(bare_machine, t
     venv_package = "python{}.{}-venv".format(*sys.version_info[:2])
     assert done.returncode == 1 and f" {venv_package}" in done.stderr
     assert venv_package not in _run("--check", env={**env, "VENV": sys.prefix}).stderr
+
+
+def test_make_test_asks_for_chromium_and_make_run_does_not(bare_machine):
+    """The replay page's browser test needs chromium: `--test` (make test, CI) asks for it,
+    the app alone never does."""
+    env = {**bare_machine["env"], "SYSTEM_DEPS_BROWSER": "no-such-chromium-here"}
+    tested = _run("--check", "--test", env=env)
+    assert "chromium" in tested.stderr.split("\n")[0]
+    plain = _run("--check", env=env)
+    assert "chromium" not in plain.stderr

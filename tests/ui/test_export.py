@@ -1,4 +1,5 @@
-"""Exports: PNG and SVG of the canvas, an animated GIF of the replay, also from the CLI."""
+"""Exports: PNG and SVG of the canvas, an animated GIF of the replay, the replay page,
+also from the CLI."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_animation_has_a_frame_per_step(canvas, qtbot, tmp_path: Path) -> None:
 
 @pytest.mark.kernel
 def test_cli_exports_graph_and_animation(tmp_path: Path) -> None:
-    graph, gif = tmp_path / "g.svg", tmp_path / "a.gif"
+    graph, gif, page = tmp_path / "g.svg", tmp_path / "a.gif", tmp_path / "replay.html"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
         [
@@ -88,6 +89,8 @@ def test_cli_exports_graph_and_animation(tmp_path: Path) -> None:
             str(graph),
             "--export-animation",
             str(gif),
+            "--export-page",
+            str(page),
             "--timeout",
             "90",
         ],
@@ -98,3 +101,28 @@ def test_cli_exports_graph_and_animation(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert graph.read_text().startswith("<?xml") and Image.open(gif).n_frames > 10
+    html = page.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and 'id="replay-data"' in html
+
+
+def test_the_menu_writes_the_shown_runs_page_with_its_folds(canvas, tmp_path: Path) -> None:
+    from PySide6.QtWidgets import QMainWindow
+
+    from autograd_viz.core.playback.run_view import prepare_run
+    from autograd_viz.core.share import page_html
+    from autograd_viz.ui.graph.export_actions import ExportActions
+
+    window = QMainWindow()
+    window.setWindowTitle("linear step")
+    trace = run_source((EXAMPLES / "linear_step.py").read_text(encoding="utf-8"))
+    first = prepare_run(trace)
+    folded = prepare_run(trace, frozenset(first.graph.folds))  # every module a box
+    actions = ExportActions(window, canvas, canvas, lambda: folded.player)
+    assert "Export replay page (HTML)…" in [a.text() for a in actions.actions()]
+    out = tmp_path / "page.html"
+    assert actions.write_page(out)
+    html = out.read_text(encoding="utf-8")
+    assert html == page_html(trace, title="linear step", collapsed=folded.graph.collapsed)
+    assert html != page_html(trace, title="linear step")  # the folds as shown, not the first
+    assert ExportActions(window, canvas, canvas, lambda: None).write_page(out) is False
+    window.close()

@@ -22,6 +22,7 @@ _SUFFIXES = {
     "--screenshot": (".png",),
     "--export-graph": (".png", ".svg"),
     "--export-animation": (".gif",),
+    "--export-page": (".html", ".htm"),
 }
 
 __all__ = ["KERNEL_WAIT_S", "MAX_SIDE", "existing_kernel_problem", "output_problem", "window_size"]

@@ -2,7 +2,8 @@
 
     autograd-viz [FILE.py] [--run] [--mode forward|backward|all] [--step N]
                  [--screenshot OUT.png] [--export-graph OUT.png|OUT.svg]
-                 [--export-animation OUT.gif] [--size WxH] [--timeout S]
+                 [--export-animation OUT.gif] [--export-page OUT.html]
+                 [--size WxH] [--timeout S]
                  [--existing CONNECTION.json] [--device auto|cpu|cuda:N]
     autograd-viz --view descent [--lr LR] [--screenshot OUT.png]
     autograd-viz FILE.py --view landscape [--lr LR] [--screenshot OUT.png]
@@ -13,6 +14,7 @@
     autograd-viz trace FILE.py [--json OUT.json] [--device auto|cpu|cuda[:N]]
                        [--max-nodes N] [--max-events N] [--timeout S] [-- SCRIPT_ARGS…]
     autograd-viz open TRACE.json [--size WxH] [--screenshot OUT.png] [--timeout S]
+                             [--export-page OUT.html]
     autograd-viz check EXERCISE FILE.py [--timeout S] [--json OUT.json] | check --list
     autograd-viz gradcheck FILE.py [--function NAME] --at X [--at Y]   (see cli_exercises)
     autograd-viz --version
@@ -37,7 +39,8 @@ def _gui_parser() -> argparse.ArgumentParser:
         prog="autograd-viz",
         description="Watch PyTorch's autograd: write code, press Ctrl+Enter, see the graph. "
         "Opening FILE runs nothing; --run, --screenshot (with the graph view), "
-        "--export-graph, --export-animation and --view landscape run it in the app's kernel. "
+        "--export-graph, --export-animation, --export-page and --view landscape run it in "
+        "the app's kernel. "
         "Headless commands: trace, check, gradcheck, descent, landscape "
         "(`autograd-viz trace --help`). `autograd-viz open TRACE.json` replays a recorded "
         "trace in the app.",
@@ -96,6 +99,13 @@ def _gui_parser() -> argparse.ArgumentParser:
         metavar="OUT.gif",
         type=Path,
         help="run FILE, save its forward and backward replay as an animated GIF, then exit",
+    )
+    parser.add_argument(
+        "--export-page",
+        metavar="OUT.html",
+        type=Path,
+        help="run FILE, save its replay as one self-contained HTML page (the picture, the "
+        "forward and backward steps and a small player, nothing fetched), then exit",
     )
     parser.add_argument(
         "--size",
@@ -165,6 +175,7 @@ def _gui_problem(args: argparse.Namespace) -> str | None:
         "--screenshot": args.screenshot,
         "--export-graph": args.export_graph,
         "--export-animation": args.export_animation,
+        "--export-page": args.export_page,
     }
     if why := output_problem(outputs, args.file):
         return why
@@ -199,21 +210,45 @@ def _open_main(argv: list[str]) -> int:
         "--timeout", type=float, default=120.0, metavar="S",
         help="with --screenshot: give up after S seconds (default 120)",
     )  # fmt: skip
+    parser.add_argument(
+        "--export-page",
+        metavar="OUT.html",
+        type=Path,
+        help="write the trace's replay as one self-contained HTML page and exit, with no "
+        "window (with --screenshot, the window opens as well)",
+    )
     args = parser.parse_args(argv)
     size = window_size(args.size)
     if isinstance(size, str):
         print(f"autograd-viz: {size}", file=sys.stderr)
         return ExitCode.USAGE
+    if why := output_problem({"--export-page": args.export_page}, args.trace):
+        print(f"autograd-viz: {why}", file=sys.stderr)
+        return ExitCode.USAGE
     from autograd_viz.core.trace.trace_file import TraceFileError, read_trace
 
     try:  # a bad file is said here, in one line, before any window opens
-        read_trace(args.trace)
+        trace = read_trace(args.trace)
     except TraceFileError as exc:
         print(f"autograd-viz: {exc}", file=sys.stderr)
         return ExitCode.USAGE
+    if args.export_page is not None:
+        _write_page(trace, args.export_page, args.trace.stem)
+        if args.screenshot is None:
+            return ExitCode.OK
     from autograd_viz.ui.app import launch
 
     return launch(trace=args.trace, screenshot=args.screenshot, size=size, timeout=args.timeout)
+
+
+def _write_page(trace, out: Path, title: str) -> None:
+    """Write a trace's replay page (no window, no Qt) and say where."""
+    from autograd_viz.core.platform.atomic_files import write_text_atomic
+    from autograd_viz.core.share import page_html
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, page_html(trace, title=f"{title} · autograd-viz replay"))
+    print(f"autograd-viz: saved {out}", file=sys.stderr)
 
 
 def _dispatch(argv: list[str]) -> int:
@@ -257,7 +292,12 @@ def _dispatch(argv: list[str]) -> int:
         run=(args.view == "landscape" and args.file is not None)
         or (
             args.view == "graph"
-            and (args.run or any((args.screenshot, args.export_graph, args.export_animation)))
+            and (
+                args.run
+                or any(
+                    (args.screenshot, args.export_graph, args.export_animation, args.export_page)
+                )
+            )
         ),
         screenshot=args.screenshot,
         size=(width, height),
@@ -266,6 +306,7 @@ def _dispatch(argv: list[str]) -> int:
         step=args.step,
         export_graph=args.export_graph,
         export_animation=args.export_animation,
+        export_page=args.export_page,
         view=args.view,
         learning_rate=args.lr,
         existing=args.existing,

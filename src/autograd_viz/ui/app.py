@@ -54,7 +54,7 @@ def _application() -> QApplication:
 
 class HeadlessJob:
     """Runs the window's code, waits for the graph, writes the asked-for files and quits:
-    a screenshot of the window, the graph as PNG/SVG, the replay as a GIF."""
+    a screenshot of the window, the graph as PNG/SVG, the replay as a GIF or as a page."""
 
     def __init__(
         self,
@@ -63,9 +63,11 @@ class HeadlessJob:
         screenshot: Path | None = None,
         graph: Path | None = None,
         animation: Path | None = None,
+        page: Path | None = None,
     ) -> None:
         self.window = window
         self.screenshot, self.graph, self.animation = screenshot, graph, animation
+        self.page = page
         self.exit_code = 1
         self._done = False
         window.trace_shown.connect(self._on_trace)
@@ -82,6 +84,8 @@ class HeadlessJob:
             if self.graph is not None:
                 save = export_svg if self.graph.suffix.lower() == ".svg" else export_png
                 self._save(self.graph, lambda p: save(self.window.canvas, p))
+            if self.page is not None:
+                self._save(self.page, self.window.exports.write_page)
         except Exception as exc:  # any failure must end the headless run with a message
             self._fail(str(exc))
             return
@@ -174,6 +178,7 @@ def launch(
     step: int | None = None,
     export_graph: Path | None = None,
     export_animation: Path | None = None,
+    export_page: Path | None = None,
     view: str = "graph",
     learning_rate: float | None = None,
     existing: Path | None = None,
@@ -199,8 +204,8 @@ def launch(
         if screenshot is not None:
             kind = "model" if view == "landscape" else "function"
             job = DescentShot(window, screenshot, timeout, kind)
-    elif screenshot or export_graph or export_animation:
-        job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation)
+    elif screenshot or export_graph or export_animation or export_page:
+        job = HeadlessJob(window, timeout, screenshot, export_graph, export_animation, export_page)
     window.show()
     show_startup_notes(window)
     _preload_torch()

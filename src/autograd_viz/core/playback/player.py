@@ -325,18 +325,34 @@ class Player:
         keys, at = self._first_lit[self.mode]
         visited = set(keys[: bisect_right(at, self.position)])
         index = self.event_index()
-        labels: dict[str, tuple[str, str]] = {}
-        for t in self.trace.tensors:
-            if t.id not in self.graph.nodes:
-                continue
-            value = self.value_at(t.id, index)
-            grad = self.grad_at(t.id, index)
-            tracks_grad = (t.is_leaf and t.requires_grad) or t.retains_grad
-            labels[t.id] = (
-                "…" if value is None else show_value(value),
-                ("grad " + show_value(grad)) if (grad is not None or tracks_grad) else "",
-            )
+        nodes = self.graph.nodes
+        labels = {t.id: self.label_at(t.id, index) for t in self.trace.tensors if t.id in nodes}
         return Frame(self.current, visited, labels, freed_at(self.freeing, index))
+
+    def first_lit(self, mode: str) -> dict[str, int]:
+        """Each drawn key a view lights, with the step that first lights it: a frame at
+        position p shows as visited the keys first lit at or before p."""
+        self.steps_in(mode)
+        keys, at = self._first_lit[mode]
+        return dict(zip(keys, at, strict=True))
+
+    def label_at(self, tensor_id: str, event_index: int) -> tuple[str, str]:
+        """A drawn tensor's label lines right after `event_index`: (value text, grad text;
+        "" for a tensor whose .grad nothing tracks)."""
+        t = self._index.tensors[tensor_id]
+        value = self.value_at(tensor_id, event_index)
+        grad = self.grad_at(tensor_id, event_index)
+        tracks_grad = (t.is_leaf and t.requires_grad) or t.retains_grad
+        return (
+            "…" if value is None else show_value(value),
+            ("grad " + show_value(grad)) if (grad is not None or tracks_grad) else "",
+        )
+
+    def label_changes(self, tensor_id: str) -> list[int]:
+        """The trace events after which a tensor's label may read differently (its value
+        or its .grad changed), in order: a view that precomputes labels asks only there."""
+        values, grads = self._values.get(tensor_id), self._grads.get(tensor_id)
+        return sorted({*(values[0] if values else ()), *(grads[0] if grads else ())})
 
     # ---- building -----------------------------------------------------------------
     @staticmethod

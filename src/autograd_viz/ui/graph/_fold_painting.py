@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QTransfo
 
 from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
 from autograd_viz.core.graph.graph_model import DrawnGraph
+from autograd_viz.core.graph.node_look import LOOP_COLOUR
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.ui.graph._graph_style import CanvasColours
 
@@ -18,7 +19,6 @@ _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one t
 MIN_FRAME_PX = 8.0  # frames smaller than this on screen are not drawn
 MANY_FRAMES = 120  # past this many frames in view, plain lines
 MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
-LOOP_COLOUR = "#0d9488"  # loops and their iterations; modules keep the group colour
 
 
 def screen_rect(transform: QTransform, rect: tuple[float, float, float, float]) -> QRectF:

@@ -1,4 +1,5 @@
-"""File → Export…: the graph as PNG or SVG, the replay as an animated GIF."""
+"""File → Export…: the graph as PNG or SVG, the replay as an animated GIF or as one
+self-contained HTML page."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox, QWidget
 
+from autograd_viz.core.platform.atomic_files import write_text_atomic
 from autograd_viz.core.playback.player import Player
+from autograd_viz.core.share import page_html
 from autograd_viz.ui.graph.export import AnimationExporter, export_png, export_svg
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 
@@ -34,6 +37,7 @@ class ExportActions(QObject):
             ("Export graph as PNG…", lambda: self.export_graph_dialog("png")),
             ("Export graph as SVG…", lambda: self.export_graph_dialog("svg")),
             ("Export animation (GIF)…", self.export_animation_dialog),
+            ("Export replay page (HTML)…", self.export_page_dialog),
         )
         made = []
         for text, slot in entries:
@@ -87,3 +91,31 @@ class ExportActions(QObject):
         exporter.progress.connect(lambda done, total: self._say(f"Rendering frame {done}/{total}…"))
         exporter.start()
         return exporter
+
+    def export_page_dialog(self) -> None:
+        """Ask for a file name and write the replay there as one self-contained page."""
+        if self.player() is None:
+            self._say("Run some code first: there is nothing to replay.")
+            return
+        name, _ = QFileDialog.getSaveFileName(
+            self.window, "Export replay page", "replay.html", "Web page (*.html)"
+        )
+        if not name:
+            return
+        try:
+            self.write_page(Path(name))
+        except OSError as exc:
+            QMessageBox.warning(self.window, "Export failed", f"Could not write {name}: {exc}")
+            return
+        self._say(f"Saved {name}", 4000)
+
+    def write_page(self, path: Path) -> bool:
+        """Write the shown run's replay page, with the picture's folds as they are now
+        (False: no run is shown)."""
+        player = self.player()
+        if player is None:
+            return False
+        title = self.window.windowTitle() or "autograd-viz replay"
+        html = page_html(player.trace, title=title, collapsed=player.graph.collapsed)
+        write_text_atomic(path, html)
+        return True

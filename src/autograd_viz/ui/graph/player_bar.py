@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from autograd_viz.core.playback.bar_text import caption_now, end_caption
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
 from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, ShownRun, nothing_ran
 from autograd_viz.ui.graph._caption_label import CaptionLabel
@@ -215,15 +216,7 @@ class PlayerBar(QWidget):
         player.position_changed.connect(self._on_position)
         player.mode_changed.connect(self._on_mode)
         self._on_mode(player.mode)
-        text = "The graph as it stands at the end of the run."
-        lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
-        if lines:
-            where = ", ".join(f"line {n}" for n in lines)
-            text += (
-                f" Dashed nodes: their saved tensors were freed by backward() on {where};"
-                " a second backward through them needs retain_graph=True."
-            )
-        self.caption.setText(text + " Press ▶ (Space) to replay it step by step.")
+        self.caption.setText(end_caption(player))
 
     def _on_mode(self, mode: str) -> None:
         for button in self.mode_buttons.buttons():
@@ -232,26 +225,9 @@ class PlayerBar(QWidget):
 
     def _on_position(self, _position: int) -> None:
         self._sync()
-        step = self.player.current if self.player else None
-        if step is None:
-            self.caption.setText(self._start_caption(self.player))
-        else:
-            note = self.player.unseen_changes()
-            self.caption.setText(step.caption + (f"\n{note}" if note else ""))
+        if self.player is not None:
+            self.caption.setText(caption_now(self.player))
         self.frame_changed.emit()
-
-    @staticmethod
-    def _start_caption(player: Player) -> str:
-        name, count = MODE_NAMES[player.mode], len(player.steps)
-        if not count:
-            what = "called no backward()" if player.mode == BACKWARD else "ran no torch op"
-            return f"The {name} view has no steps: this run {what}. The graph shows its end."
-        if player.mode == BACKWARD and player.start_index() >= 0:
-            return (
-                f"Start of the {name} view: the forward has run, its values are shown. "
-                f"{count} steps. Press ▶ or →."
-            )
-        return f"Start of the {name} view: {count} steps. Press ▶ or →."
 
     def _sync(self) -> None:
         player = self.player
