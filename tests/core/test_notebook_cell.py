@@ -56,3 +56,13 @@ def test_the_app_imports_without_ipythons_magics() -> None:
     code = "import sys, autograd_viz, autograd_viz.jupyter; print('IPython' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_replay_too_big_for_a_notebook_leaves_the_picture(monkeypatch) -> None:
+    from autograd_viz.jupyter import _display
+
+    run = run_cell(CELL, {}, "<cell-5>", cell=5)
+    assert "text/html" in _display.display_bundle(run)
+    monkeypatch.setattr(_display, "MAX_PAGE_CHARS", 100)
+    bundle = _display.display_bundle(run)
+    assert "text/html" not in bundle and bundle["image/svg+xml"].startswith("<svg")

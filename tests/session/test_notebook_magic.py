@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from xml.etree import ElementTree
 
 import pytest
 import torch
@@ -104,12 +105,20 @@ def test_a_traced_cell_is_still_a_cell_and_announces_its_run(notebook) -> None:
     assert notebook.stdout(said) == f"loss is {want['loss']}\n"  # the cell's own output
     (shown,) = notebook.shown(said)
     data = shown["content"]["data"]
-    assert {"text/plain", NOTEBOOK_RUN_MIME} <= data.keys()
+    assert data.keys() == {"text/plain", "image/svg+xml", "text/html", NOTEBOOK_RUN_MIME}
     assert "autograd nodes" in data["text/plain"]
     announcement = data[NOTEBOOK_RUN_MIME]
     assert version_problem(announcement) is None
     assert announcement["cell"] == reply["execution_count"]
-    assert len(json.dumps(data)) < 2_000  # the notebook never holds the trace
+    assert len(json.dumps(announcement)) < 500  # the notebook never holds the trace
+    # The app's picture, as SVG: a node of each kind the cell built, its leaves named.
+    svg = ElementTree.fromstring(data["image/svg+xml"])
+    words = " ".join(svg.itertext())
+    assert {"MulBackward0", "PowBackward0", "AccumulateGrad", "w", "b"} <= set(words.split())
+    # The replay page plays in a sandboxed iframe: scripts run, nothing else is reached.
+    page = data["text/html"]
+    assert '<iframe srcdoc="&lt;!DOCTYPE html&gt;' in page and 'sandbox="allow-scripts"' in page
+    assert len(page) < 200_000
     # The cell's variables live on in the notebook, like any cell's.
     reply, said = notebook.run("print(float(w.grad), float(b.grad), x.grad)")
     assert notebook.stdout(said) == f"{want['w']} {want['b']} None\n"
