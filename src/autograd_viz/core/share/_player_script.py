@@ -89,7 +89,8 @@ SCRIPT = """
   }
   function elide(text, room) {
     const most = Math.max(2, Math.floor(room / 6.9));
-    return text.length <= most ? text : text.slice(0, most - 1).replace(/\\u2026+$/, "") + "\\u2026";
+    if (text.length <= most) return text;
+    return text.slice(0, most - 1).replace(/\\u2026+$/, "") + "\\u2026";
   }
   function setLabel(i, value, grad) {
     const el = nodeEls[i];
