@@ -26,7 +26,7 @@ class Request:
 
     call_id: int
     epoch: int  # the kernel it was asked of: a later kernel does not answer it
-    kind: str  # "run" or "call"
+    kind: str  # "run", "call" or "fetch" (a notebook cell's trace, answered as a run)
     code: str  # the statement the kernel executes
     label: str  # what it is, in messages
 

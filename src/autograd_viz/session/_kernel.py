@@ -9,7 +9,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
-from autograd_viz.core.kernel.protocol import call_request, call_target, run_request
+from autograd_viz.core.kernel.notebook import notebook_trace_request
+from autograd_viz.core.kernel.protocol import (
+    call_request,
+    call_target,
+    run_request,
+    version_problem,
+)
 from autograd_viz.session._call import VERSION_MISMATCH, KernelCall, Request, failure
 from autograd_viz.session._worker import KernelWorker
 
@@ -38,6 +44,9 @@ class KernelSession(QObject):
     run_finished = Signal(bool)  # after each run's own `finished`: True when it got a trace
     notice = Signal(str)  # app messages for the console ("kernel restarted")
     start_failed = Signal(str)
+    # A traced cell (%%autograd_viz) that a notebook ran in the attached kernel: its Trace
+    # and its announcement (run_id, cell number); fetched in the order they ran.
+    notebook_run = Signal(object, dict)
 
     _start = Signal()
     _submit = Signal(object)  # a Request
@@ -76,6 +85,7 @@ class KernelSession(QObject):
         self._worker.stderr.connect(self.stderr)
         self._worker.notice.connect(self.notice)
         self._worker.failed.connect(self.start_failed)
+        self._worker.notebook_ran.connect(self._notebook_ran)
         self._thread.start()
 
     def _set_state(self, state: str) -> None:
@@ -145,6 +155,27 @@ class KernelSession(QObject):
         """
         target = call_target(function)
         return self._ask("call", target, call_request(target, arguments, space))
+
+    def _notebook_ran(self, announcement: dict) -> None:
+        """A notebook's traced cell: fetch its trace (queued behind any run of ours)."""
+        problem = version_problem(announcement)
+        if problem is not None:
+            self.notice.emit(problem)
+            return
+        run_id = announcement.get("run_id")
+        if not isinstance(run_id, str):
+            return
+        cell = announcement.get("cell")
+        label = f"The notebook's cell [{cell}]" if cell is not None else "The notebook's cell"
+        fetch = self._ask("fetch", label, notebook_trace_request(run_id))
+        fetch.finished.connect(lambda answer: self._notebook_fetched(label, announcement, answer))
+
+    def _notebook_fetched(self, label: str, announcement: dict, answer: dict) -> None:
+        if answer.get("ok") and answer.get("trace") is not None:
+            self.notebook_run.emit(answer["trace"], announcement)
+        else:
+            why = (answer.get("error") or {}).get("message", "no answer")
+            self.notice.emit(f"{label} was traced, but its trace could not be fetched: {why}")
 
     def _ask(self, kind: str, label: str, code: str) -> KernelCall:
         # No parent: held here until answered, then by whoever asked, for as long as they like.

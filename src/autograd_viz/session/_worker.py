@@ -16,6 +16,7 @@ from typing import Any
 from jupyter_client import KernelManager
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from autograd_viz.core.kernel.notebook import NOTEBOOK_RUN_MIME
 from autograd_viz.core.kernel.protocol import (
     KERNEL_INFO_MIME,
     RESULT_MIME,
@@ -37,12 +38,14 @@ from autograd_viz.session._processes import death_reason, descendants, kill_left
 STARTUP_TIMEOUT_S = 60.0
 REMOTE_TIMEOUT_S = 20.0  # an attached kernel is already running: it answers fast or not at all
 POLL_S = 0.1  # how often a waiting run checks for a dead kernel or an abort
+LISTEN_MS = 200  # how often an idle, attached worker looks for the notebook's traced cells
 STREAM_FLUSH_S = 0.05  # batch console output so a print loop cannot flood the GUI
 STREAM_BUFFER_LIMIT = 1_000_000
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _OUR_MIMES = (KERNEL_INFO_MIME, TRACE_MIME, RESULT_MIME)
 _ERROR = "error"  # beside the MIME payloads in a request's replies: the exception it raised
+_TRACE_KINDS = ("run", "fetch")  # requests answered with a trace (TRACE_MIME and buffers)
 
 
 class KernelWorker(QObject):
@@ -58,6 +61,9 @@ class KernelWorker(QObject):
     epoch_ended = Signal(int, str)
     notice = Signal(str)
     failed = Signal(str)
+    # Another client of an attached kernel (a notebook) ran a traced cell: its announcement
+    # (NOTEBOOK_RUN_MIME: run id, cell number, versions), seen on IOPub.
+    notebook_ran = Signal(dict)
 
     def __init__(self) -> None:
         super().__init__()
@@ -65,6 +71,7 @@ class KernelWorker(QObject):
         self.kc: Any = None
         self.abort = threading.Event()
         self._watchdog: QTimer | None = None
+        self._listener: QTimer | None = None  # reads IOPub between requests (attached only)
         self._busy = False
         self._socket_dir: str | None = None
         self._mark: str | None = None  # in the kernel's environment: finds all it started
@@ -123,6 +130,11 @@ class KernelWorker(QObject):
             self._watchdog.setInterval(1000)
             self._watchdog.timeout.connect(self._check_alive)
         self._watchdog.start()
+        if self.existing is not None and self._listener is None:
+            self._listener = QTimer()  # no parent, as the watchdog
+            self._listener.setInterval(LISTEN_MS)
+            self._listener.timeout.connect(self._listen)
+            self._listener.start()
         # An attached kernel is not ours: its memory and stack limits stay as they are.
         ok, replies = self._execute(setup_request(limits=self.existing is None))
         if ok is None:
@@ -229,9 +241,10 @@ class KernelWorker(QObject):
     @Slot()
     def shutdown(self) -> None:
         """Stop the kernel process for good, then end this worker's thread."""
-        if self._watchdog is not None:
-            self._watchdog.stop()
-            self._watchdog = None
+        for timer in (self._watchdog, self._listener):
+            if timer is not None:
+                timer.stop()
+        self._watchdog = self._listener = None
         self._stop_quietly()
         self.state.emit("dead")
         # Only now: a quit() sent from outside could end the thread before this slot ran.
@@ -259,6 +272,28 @@ class KernelWorker(QObject):
             started = descendants(self.kernel_pid)
         kill_leftovers(self._pgid, started or [], self._mark)
         self.kernel_pid = self._pgid = None
+
+    @Slot()
+    def _listen(self) -> None:
+        """Between requests, read what other clients' cells published on IOPub: the
+        announcements of traced cells are passed on, the rest is not ours."""
+        if self._busy or self.kc is None or self.existing is None:
+            return
+        while True:
+            try:
+                msg = self.kc.get_iopub_msg(timeout=0)
+            except queue.Empty:
+                return
+            except Exception:  # the channel went: the watchdog says so
+                return
+            self._notice_notebook_run(msg)
+
+    def _notice_notebook_run(self, msg: dict[str, Any]) -> None:
+        if msg.get("msg_type") != "display_data":
+            return
+        data = msg.get("content", {}).get("data", {})
+        if isinstance(data.get(NOTEBOOK_RUN_MIME), dict):
+            self.notebook_ran.emit(dict(data[NOTEBOOK_RUN_MIME]))
 
     @Slot()
     def _check_alive(self) -> None:
@@ -343,14 +378,14 @@ class KernelWorker(QObject):
             if self._loss is not None:
                 return failure("The attached kernel stopped answering before it answered.")
             return failure("The kernel was restarted before answering.")
-        payload = replies.get(TRACE_MIME if request.kind == "run" else RESULT_MIME)
+        payload = replies.get(TRACE_MIME if request.kind in _TRACE_KINDS else RESULT_MIME)
         if payload is None:
             return failure(f"{request.label}: no answer came back (the console shows why).")
         problem = version_problem(payload)
         if problem is not None:  # another autograd-viz: its payload is not read, let alone drawn
             return failure(problem, VERSION_MISMATCH)
         try:
-            if request.kind == "run":
+            if request.kind in _TRACE_KINDS:
                 with collections_postponed(), gil_shared():
                     # Inflated and parsed here, on this thread, one part at a time.
                     trace = trace_from_payload(payload, self._buffers.get(TRACE_MIME, []))
@@ -408,6 +443,7 @@ class KernelWorker(QObject):
                     return None
                 continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                self._notice_notebook_run(msg)  # a notebook's cell ran meanwhile
                 continue
             kind, content = msg["msg_type"], msg["content"]
             if kind == "stream":

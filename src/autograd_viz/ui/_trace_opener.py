@@ -1,5 +1,6 @@
 """Opening a recorded trace (File → Open trace…, a dropped .json, `autograd-viz open`):
-read off the GUI thread, then shown as if it had just run; nothing is executed."""
+read off the GUI thread, then shown as if it had just run; nothing is executed. A traced
+cell that a notebook ran in the attached kernel is shown the same way."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class TraceOpener:
         bar.edit_requested.connect(self.edit_here)
         # Another file, an example or New replaces the recording's script: editable again.
         window.document.path_changed.connect(lambda _path: self._leave())
+        window.session.notebook_run.connect(self.show_notebook_run)
 
     def _leave(self) -> None:
         if self.replaying:
@@ -78,6 +80,25 @@ class TraceOpener:
         window.editor.setReadOnly(True)
         window.editor_pane.recording_bar.show_recording(trace, path.name)
         self.opened = path
+        window.tabs.setCurrentWidget(window.graph_area)
+        window.show_trace(trace)
+
+    def show_notebook_run(self, trace: Trace, announcement: dict) -> None:
+        """A %%autograd_viz cell the notebook ran: its script read-only, its graph drawn;
+        unless the editor holds unsaved edits of the learner's, which are never replaced."""
+        window = self.window
+        cell = announcement.get("cell")
+        name = f"cell [{cell}]" if cell is not None else "a cell"
+        if window.document.is_modified and not self.replaying:
+            window.console.append_info(
+                f"The notebook ran {name} under autograd-viz. Your unsaved edits stay in the"
+                " editor, so it is not drawn: save them and the next traced cell shows."
+            )
+            return
+        window.document.set_text(trace.script or "", None)  # nothing unsaved is lost
+        window.editor.setReadOnly(True)
+        window.editor_pane.recording_bar.show_notebook_run(trace, f"The notebook's {name}")
+        self.opened = None
         window.tabs.setCurrentWidget(window.graph_area)
         window.show_trace(trace)
 

@@ -112,12 +112,14 @@ def _restore_torch_defaults() -> None:
 
 def versions() -> dict[str, Any]:
     """What every reply says about the kernel's side: protocol, trace format, autograd-viz."""
-    import autograd_viz
-
+    # The package was imported before this module of it; read there, not imported again:
+    # the package's `load_ipython_extension` reaches this module, so an import would be a
+    # cycle. (Tests change `autograd_viz.__version__` in a kernel to play another release.)
+    package = sys.modules[__name__.partition(".")[0]]
     return {
         "protocol": PROTOCOL_VERSION,
         "trace_version": _trace_module.TRACE_VERSION,
-        "autograd_viz": autograd_viz.__version__,
+        "autograd_viz": package.__version__,
     }
 
 

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import traceback
+import types
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,22 @@ def _ours(frame: traceback.FrameSummary) -> bool:
     return (frame.line or "").startswith("return handle_torch_function(")
 
 
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback `tb` without the tracer's frames (the ones `_error_event` leaves out of
+    its text), as a traceback object that can be raised again."""
+    kept = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        summary = traceback.FrameSummary(code.co_filename, tb.tb_lineno, code.co_name)
+        if not _ours(summary):
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for frame in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return rebuilt
+
+
 def _error_event(exc: BaseException, tb: Any, filename: str) -> dict[str, Any]:
     """An error event with the user's line and a traceback that leaves out our own frames."""
     line = None
@@ -100,6 +117,7 @@ def run_source(
     max_events: int = DEFAULT_MAX_EVENTS,
     device: str | None = None,
     kept: bool = False,
+    raised: list[BaseException] | None = None,
 ) -> Trace:
     """Execute `code` in `namespace` and return the trace of what it left behind.
 
@@ -115,6 +133,9 @@ def run_source(
     `sys.exit()` is Python's: 0 or None is a clean end (no error event); another code is
     an error event, and stderr gets what Python prints for it (a message, not a traceback).
     `run_end` carries the exit code `python FILE` would have ended with.
+    With `raised` (a notebook cell's run), the exception that stopped the code is appended
+    to it, its traceback left as `user_traceback` gives it, instead of being printed: the
+    caller raises it again once the graph is captured.
     """
     namespace = namespace if namespace is not None else {"__name__": "__main__"}
     device = resolve_device(device)
@@ -132,7 +153,10 @@ def run_source(
         event = _error_event(exc, None, filename)
         event["traceback"] = "".join(traceback.format_exception_only(type(exc), exc))
         trace.events.append(event)
-        sys.stderr.write(event["traceback"])
+        if raised is not None:
+            raised.append(exc.with_traceback(None))
+        else:
+            sys.stderr.write(event["traceback"])
         trace.error = event
         return trace  # nothing ran: whatever the namespace holds is not this program's
     earlier = EarlierTensors(namespace) if kept else None
@@ -157,7 +181,10 @@ def run_source(
             tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
             event = _error_event(exc, tb, filename)
             trace.events.append(event)
-            sys.stderr.write(event["traceback"] if said is None else said)
+            if raised is not None:
+                raised.append(exc.with_traceback(user_traceback(tb)))
+            else:
+                sys.stderr.write(event["traceback"] if said is None else said)
     finally:
         if device is not None:
             torch.set_default_device(previous_device)

@@ -51,3 +51,12 @@ class RecordingBar(QFrame):
             text += " (this trace does not carry its script)"
         self.label.setText(f"<b>Replaying a recording.</b> {text}. Opening it ran nothing.")
         self.show()
+
+    def show_notebook_run(self, trace: Trace, cell: str) -> None:
+        """Say that `trace` is a traced cell (`cell [3]`) the notebook ran in this kernel."""
+        text = html.escape(recorded_words(trace, cell).replace(": recorded on ", ": ran on "))
+        self.label.setText(
+            f"<b>From the notebook.</b> {text}, in the kernel this app is attached to."
+            " Each %%autograd_viz cell you run there shows here."
+        )
+        self.show()
