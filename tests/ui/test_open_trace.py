@@ -96,3 +96,25 @@ def test_the_command_says_what_is_wrong_with_a_file_in_one_line(tmp_path) -> Non
         "autograd-viz: new.json was written by a newer autograd-viz (trace version 9; this"
         " one reads up to 3): update autograd-viz to open it"
     ]
+
+
+def test_the_command_shows_the_trace_it_checked_in_a_screenshot(tmp_path) -> None:
+    import os
+
+    from PIL import Image
+
+    path = tmp_path / "run.json"
+    run_source(CODE).save(path)
+    shot = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-m", "autograd_viz", "open", str(path), "--screenshot", str(shot),
+         "--size", "1000x700"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1000, 700)
+    # The leaf w is drawn: its violet fill is on the canvas.
+    violet = sum(1 for r, g, b in image.getdata() if r > 150 and b > 200 and g < 170)
+    assert violet > 50

@@ -238,7 +238,13 @@ def _open_main(argv: list[str]) -> int:
             return ExitCode.OK
     from autograd_viz.ui.app import launch
 
-    return launch(trace=args.trace, screenshot=args.screenshot, size=size, timeout=args.timeout)
+    return launch(
+        trace=args.trace,
+        recorded=trace,  # read once: the window shows what was checked here
+        screenshot=args.screenshot,
+        size=size,
+        timeout=args.timeout,
+    )
 
 
 def _write_page(trace, out: Path, title: str) -> None:

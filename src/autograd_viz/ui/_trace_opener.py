@@ -60,7 +60,7 @@ class TraceOpener:
         job = _Read(Path(path))
         job.setAutoDelete(False)
         self._jobs.add(job)
-        job.signals.read.connect(self._read, Qt.ConnectionType.QueuedConnection)
+        job.signals.read.connect(self.show, Qt.ConnectionType.QueuedConnection)
         job.signals.failed.connect(self._failed, Qt.ConnectionType.QueuedConnection)
         QThreadPool.globalInstance().start(job)
 
@@ -72,7 +72,8 @@ class TraceOpener:
         self.window.console.append_error(f"Could not open the trace: {message}\n")
         self.window.statusBar().showMessage(message, 8000)
 
-    def _read(self, path: Path, trace: Trace) -> None:
+    def show(self, path: Path, trace: Trace) -> None:
+        """Show `trace`, read from `path` (by `open`, or already by the command line)."""
         self._done(path)
         window = self.window
         if not window.document.open_text(trace.script or ""):

@@ -15,6 +15,7 @@ from autograd_viz import __version__
 from autograd_viz.core.platform.atomic_files import write_bytes_via
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.core.platform.user_data import startup_notes
+from autograd_viz.core.trace import Trace
 from autograd_viz.resources import ICON
 from autograd_viz.ui.graph.export import export_png, export_svg
 from autograd_viz.ui.main_window import MainWindow
@@ -184,6 +185,7 @@ def launch(
     existing: Path | None = None,
     device: str = "auto",
     trace: Path | None = None,
+    recorded: Trace | None = None,
 ) -> int:
     """Show the main window; returns the process exit code."""
     app = _application()
@@ -214,7 +216,9 @@ def launch(
         window.kernel_connection.attach(str(existing))
     else:
         window.session.start()
-    if trace is not None:  # a recording: shown, nothing run
+    if trace is not None and recorded is not None:  # read (and checked) by the caller
+        QTimer.singleShot(0, lambda: window.traces.show(trace, recorded))
+    elif trace is not None:  # a recording: shown, nothing run
         window.traces.open(trace)
     if run:
         window.run_code()
