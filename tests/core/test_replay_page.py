@@ -117,6 +117,22 @@ def test_picture_svg_is_the_app_layout():
     assert svg.count('class="e') == len(graph.edges)
 
 
+def test_picture_svg_stands_alone_with_the_end_state():
+    # A notebook shows the SVG as an image: no page style reaches it. Without its own
+    # rules its edges had no stroke (invisible) and its labels were not centred.
+    trace = example_trace("first_graph")
+    run = prepare_run(trace)
+    svg = picture_svg(trace)
+    style = svg[svg.index("<style>") : svg.index("</style>")]
+    assert ".e {" in style and "stroke:" in style and "text-anchor: middle" in style
+    # Backward freed MulBackward0's and PowBackward0's saved tensors: dashed, as in the app.
+    freed = {k for k, n in run.graph.nodes.items() if n.title in ("MulBackward0", "PowBackward0")}
+    assert len(freed) == 2
+    for key in run.graph.nodes:
+        tag = svg[: svg.index(f'data-key="{key}"')].rsplit("<g ", 1)[1]
+        assert (" freed" in tag) == (key in freed), key
+
+
 @pytest.mark.slow
 def test_the_8k_node_rnn_page_is_under_5_mb():
     from benchmarks.bench_picture import RNN

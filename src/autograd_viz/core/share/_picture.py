@@ -22,6 +22,7 @@ from autograd_viz.core.graph.graph_model import (
 from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.graph.node_look import (
     BACKGROUND,
+    CURRENT_COLOUR,
     CUT_COLOUR,
     DETAIL_COLOUR,
     EDGE_COLOUR,
@@ -210,8 +211,10 @@ def picture_bounds(graph: DrawnGraph) -> tuple[float, float, float, float]:
     return left, top, max(xs) + MARGIN - left, max(ys) + MARGIN - top
 
 
-def graph_svg(graph: DrawnGraph) -> str:
-    """The drawn graph as one SVG element (edges under frames' titles under marks)."""
+def graph_svg(graph: DrawnGraph, freed: frozenset[str] = frozenset(), styled: bool = False) -> str:
+    """The drawn graph as one SVG element (edges under frames' titles under marks); the
+    nodes in `freed` drawn as freed (the state at the end of the run). `styled`: the SVG
+    carries its own style rules (a picture on its own, not in the replay page)."""
     left, top, width, height = picture_bounds(graph)
     index = {key: i for i, key in enumerate(graph.nodes)}
     frames = "".join(_frame(k, r, graph) for k, r in graph.frames.items())
@@ -224,8 +227,9 @@ def graph_svg(graph: DrawnGraph) -> str:
             continue
         x, y = _xy(node.x, node.y)
         tip = "\n".join(t for t in (node.title, node.detail, node.grad) if t)
+        state = " freed" if key in freed else ""
         marks.append(
-            f'<g class="n k-{node.kind}" data-i="{i}" data-key="{_a(key)}" '
+            f'<g class="n k-{node.kind}{state}" data-i="{i}" data-key="{_a(key)}" '
             f'transform="translate({x:.1f},{y:.1f})">'
             f'{_mark(node.kind)}<g class="lb">{_label(node, graph.short.get(key))}</g>'
             f"<title>{_a(tip)}</title></g>"
@@ -236,10 +240,31 @@ def graph_svg(graph: DrawnGraph) -> str:
         f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="{FONT_PX:g}">'
         f"<defs>{_arrow('arrow', EDGE_COLOUR, 1)}{_arrow('arrow-faded', EDGE_COLOUR, 0.24)}"
         f"{_arrow('arrow-hot', GRAD_COLOUR, 1)}{_arrow('arrow-cut', CUT_COLOUR, 1)}</defs>"
-        f'<g id="frames">{frames}</g><g id="edges">{edges}</g>'
+        + (f"<style>{PICTURE_CSS}{EDGE_CSS}</style>" if styled else "")
+        + f'<g id="frames">{frames}</g><g id="edges">{edges}</g>'
         f'<g id="edge-grads"></g><g id="nodes">{"".join(marks)}</g></svg>'
     )
 
+
+# The picture's own rules: the page holds them once; a standalone picture (a notebook's
+# image/svg+xml, `picture_svg`) carries them inside, where no page's style reaches.
+PICTURE_CSS = f"""
+.n .m {{ stroke-width: 1.6; }}
+.n.faded .m {{ fill-opacity: 0.2; stroke-opacity: 0.27; }}
+.n.faded .lb {{ opacity: 0.45; }}
+.n.freed .m {{ fill-opacity: 0.35; stroke-dasharray: 4 3; }}
+.n.lit .m {{ stroke: {CURRENT_COLOUR}; stroke-width: 3.5; transform: scale(1.3); }}
+.n.box .m {{ stroke-width: 1.4; }}
+.n.box.faded .m {{ fill-opacity: 0.11; stroke-opacity: 0.35; }}
+.n.box.faded text {{ opacity: 0.55; }}
+.n.box.lit .m {{ stroke: {CURRENT_COLOUR}; stroke-width: 3; transform: none; }}
+.t.op {{ text-anchor: middle; }}
+.t {{ text-anchor: middle; paint-order: stroke; stroke: {BACKGROUND}; stroke-width: 3px; }}
+.t.title {{ font-weight: 600; }}
+.ft {{ font-size: 12px; }}
+.gl rect {{ fill: rgba(255,255,255,.9); }}
+.gl text {{ fill: {GRAD_COLOUR}; text-anchor: middle; font-size: 11px; }}
+"""
 
 EDGE_CSS = f"""
 .e {{ stroke: {EDGE_COLOUR}; stroke-width: 1.4; fill: none; marker-end: url(#arrow); }}

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from autograd_viz.core.graph.node_look import (
     BACKGROUND,
-    CURRENT_COLOUR,
     DETAIL_COLOUR,
-    GRAD_COLOUR,
     TITLE_COLOUR,
 )
 
 STEP_MS = 700  # the app's player bar: one step per 700 ms at 1×
 
-CSS = f"""
+PAGE_CSS = f"""
 html, body {{ margin: 0; height: 100%; background: {BACKGROUND}; color: {TITLE_COLOUR};
   font: 13px "DejaVu Sans", Helvetica, Arial, sans-serif; }}
 body {{ display: flex; flex-direction: column; }}
@@ -37,21 +35,6 @@ body {{ display: flex; flex-direction: column; }}
   border: 1px solid #e2e8f0; border-radius: 4px; padding: 4px 8px; font-size: 12px; }}
 #legend div {{ display: flex; align-items: center; gap: 6px; }}
 #help {{ color: #64748b; font-size: 12px; margin-left: 8px; }}
-.n .m {{ stroke-width: 1.6; }}
-.n.faded .m {{ fill-opacity: 0.2; stroke-opacity: 0.27; }}
-.n.faded .lb {{ opacity: 0.45; }}
-.n.freed .m {{ fill-opacity: 0.35; stroke-dasharray: 4 3; }}
-.n.lit .m {{ stroke: {CURRENT_COLOUR}; stroke-width: 3.5; transform: scale(1.3); }}
-.n.box .m {{ stroke-width: 1.4; }}
-.n.box.faded .m {{ fill-opacity: 0.11; stroke-opacity: 0.35; }}
-.n.box.faded text {{ opacity: 0.55; }}
-.n.box.lit .m {{ stroke: {CURRENT_COLOUR}; stroke-width: 3; transform: none; }}
-.t.op {{ text-anchor: middle; }}
-.t {{ text-anchor: middle; paint-order: stroke; stroke: {BACKGROUND}; stroke-width: 3px; }}
-.t.title {{ font-weight: 600; }}
-.ft {{ font-size: 12px; }}
-.gl rect {{ fill: rgba(255,255,255,.9); }}
-.gl text {{ fill: {GRAD_COLOUR}; text-anchor: middle; font-size: 11px; }}
 """
 
 SCRIPT = """

@@ -15,10 +15,11 @@ from html import escape
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.graph.node_look import LEGEND_ORDER, STYLES
+from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.run_view import ShownRun, prepare_run
 from autograd_viz.core.share._frames import PAGE_MODES, replay_frames
-from autograd_viz.core.share._picture import EDGE_CSS, graph_svg, legend_mark
-from autograd_viz.core.share._player_script import CSS, SCRIPT
+from autograd_viz.core.share._picture import EDGE_CSS, PICTURE_CSS, graph_svg, legend_mark
+from autograd_viz.core.share._player_script import PAGE_CSS, SCRIPT
 from autograd_viz.core.trace import Trace
 
 DEFAULT_TITLE = "autograd-viz replay"
@@ -32,8 +33,10 @@ def shown_run(trace: Trace, collapsed: Iterable[str] | None = None) -> ShownRun:
 
 def picture_svg(trace: Trace, collapsed: Iterable[str] | None = None) -> str:
     """The app's picture of `trace` as a standalone SVG document (the state at the end of
-    the run), laid out by the app's own layout."""
-    return graph_svg(shown_run(trace, collapsed).graph)
+    the run: the nodes backward freed dashed), laid out by the app's own layout."""
+    run = shown_run(trace, collapsed)
+    freed = frozenset(freed_at(run.player.freeing, len(trace.events)))
+    return graph_svg(run.graph, freed=freed, styled=True)
 
 
 def _json_for_html(data: object) -> str:
@@ -65,7 +68,7 @@ def run_page(run: ShownRun, title: str = DEFAULT_TITLE) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="autograd-viz">
 <title>{escape(title)}</title>
-<style>{CSS}{EDGE_CSS}</style>
+<style>{PAGE_CSS}{PICTURE_CSS}{EDGE_CSS}</style>
 </head><body>
 <div id="bar"><h1>{escape(title)}</h1>{modes}
 <button data-action="start" title="To the start (Home)">&#x21E4; Start</button>
