@@ -8,13 +8,18 @@ from autograd_viz.ui.graph.compare_pane import NOTE_WIDTH, NOTHING_PINNED, SAME_
 from tests.core.test_compare import WITH_RESET, WITHOUT_RESET
 
 
-def test_pin_run_again_and_the_missing_reset_is_named(qtbot) -> None:
+def _pane(qtbot, width: int) -> tuple[RunView, ComparePane]:
     view = RunView()
     pane = ComparePane()
     qtbot.addWidget(pane)
     pane.follow(view)
-    pane.resize(1000, 500)
+    pane.resize(width, 500)
     pane.show()
+    return view, pane
+
+
+def test_pin_run_again_and_the_missing_reset_is_named(qtbot) -> None:
+    view, pane = _pane(qtbot, 1000)
     assert pane.summary.text() == NOTHING_PINNED and not pane.unpin_button.isEnabled()
     view.show(prepare_run(run_source(WITH_RESET)))
     pane.pin_button.click()
@@ -55,12 +60,7 @@ for step in range(3):
 def test_at_a_small_window_the_note_keeps_a_readable_width(qtbot) -> None:
     # At 1000 px the value columns ("[1×8] -8.13e+13…8.84e+13") took every pixel and
     # each note wrapped a word a line, rows ten lines high (a walk).
-    view = RunView()
-    pane = ComparePane()
-    qtbot.addWidget(pane)
-    pane.follow(view)
-    pane.resize(640, 500)
-    pane.show()
+    view, pane = _pane(qtbot, 640)
     view.show(prepare_run(run_source(MODEL.format(lr=0.1))))
     pane.pin_button.click()
     view.show(prepare_run(run_source(MODEL.format(lr=0.9))))
