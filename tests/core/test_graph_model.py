@@ -144,3 +144,26 @@ def test_an_unnamed_backward_root_still_draws_its_graph() -> None:
     )
     titles = [n.title for n in drawn_graph(looped).nodes.values()]
     assert titles.count("SumBackward0") == 1 and titles.count("MulBackward0") == 1
+
+
+def test_a_modules_own_initialisation_is_not_drawn_but_a_no_grad_update_is() -> None:
+    # nn.Conv2d and nn.Linear initialise their weights under no_grad (kaiming_uniform_,
+    # uniform_): drawn, each ran an edge from its weight across the whole picture.
+    from autograd_viz.core.graph.graph_model import UNTRACKED
+
+    trace = run_source(
+        "import torch\n"
+        "from torch import nn\n"
+        "net = nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten(), nn.Linear(8, 1))\n"
+        "loss = net(torch.randn(1, 1, 4, 4)).sum()\n"
+        "loss.backward()\n"
+        "with torch.no_grad():\n"
+        "    net[2].weight -= 0.1 * net[2].weight.grad\n"
+    )
+    assert any(
+        e.get("kind") == "op" and e.get("construction") and not e["grad_enabled"]
+        for e in trace.events
+    ), "torch initialised the layers under no_grad while they were built"
+    drawn = drawn_graph(trace)
+    untracked = sorted((n.title, n.detail) for n in drawn.nodes.values() if n.kind == UNTRACKED)
+    assert untracked == [("sub (no_grad)", "line 7")]

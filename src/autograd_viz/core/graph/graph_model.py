@@ -266,7 +266,10 @@ def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
     styles: dict[tuple[str, str], tuple[str, str]] = {}
     untracked: dict[tuple[Any, str], tuple[int, OpEvent]] = {}
     for i, e in index.each(OpEvent):
-        if not e.grad_enabled:
+        # An nn.Module's own initialisation (`kaiming_uniform_` on a new weight) is not
+        # the learner's computation: drawn, it ran an edge from every layer's weight
+        # across the whole model to the picture's edge.
+        if not e.grad_enabled and e.construction is None:
             inputs = [t for t in e.inputs if t in g and tensors[t].requires_grad]
             if inputs:
                 untracked[(e.line, e.op)] = (i, e)
