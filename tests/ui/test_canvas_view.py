@@ -10,7 +10,12 @@ from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.resources import EXAMPLES
-from autograd_viz.ui.graph._fold_painting import frame_title_rects
+from autograd_viz.ui.graph._fold_painting import (
+    _row_px,
+    _shown_frames,
+    _title_plate,
+    frame_title_rects,
+)
 from autograd_viz.ui.graph._graph_style import STYLES
 from autograd_viz.ui.graph._minimap import MINIMAP_MIN_NODES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
@@ -304,3 +309,38 @@ def test_no_two_labels_overlap_folded_open_or_mid_backward(qtbot, model) -> None
             for b in rects[i + 1 :]:
                 assert not a.intersects(b), (model, state, a, b)
     assert counts["zoomed"] > 3 and counts["backward"] > 0, counts  # labels were drawn
+
+
+def test_every_frame_wide_enough_says_what_it_is(qtbot) -> None:
+    # A small CNN at the graph pane's size: its ReLU, MaxPool2d and Flatten frames were too
+    # narrow for "net.1 · ReLU" and showed no title at all.
+    source = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2),\n"
+        "                    nn.Flatten(), nn.Linear(36, 10))\n"
+        "loss = nn.functional.cross_entropy(net(torch.randn(2, 1, 8, 8)), torch.tensor([3, 7]))\n"
+        "loss.backward()\n"
+    )
+    canvas = _canvas(qtbot, (870, 460))
+    _show(qtbot, canvas, source)
+    canvas.grab()
+    overlay = canvas._overlay
+    corner = canvas.viewport().pos()
+    transform = overlay.deviceTransform(canvas.viewportTransform())
+    transform *= QTransform.fromTranslate(corner.x(), corner.y())
+    titled = dict(
+        frame_title_rects(transform, canvas.graph, overlay._op_font, QRectF(canvas.rect()))
+    )
+    assert {"net.1", "net.2", "net.3"} <= set(titled)
+    metrics, row_px = QFontMetricsF(overlay._op_font), _row_px(transform)
+    boxes = dict(_shown_frames(transform, canvas.graph, QRectF(canvas.rect())))
+    texts = {
+        key: _title_plate(canvas.graph.folds[key], boxes[key], metrics, row_px)[0]
+        for key in ("net.1", "net.2", "net.3")
+    }
+    # Each says its class, or its name where the class does not fit (font widths vary).
+    for key, cls in (("net.1", "ReLU"), ("net.2", "MaxPool2d"), ("net.3", "Flatten")):
+        assert texts[key] in (cls, key) or (
+            texts[key].endswith("…") and cls.startswith(texts[key][:-1])
+        ), texts
+    assert "ReLU" in texts.values()

@@ -19,6 +19,7 @@ _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one t
 MIN_FRAME_PX = 8.0  # frames smaller than this on screen are not drawn
 MANY_FRAMES = 120  # past this many frames in view, plain lines
 MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
+MIN_TITLED_FRAME_PX = 36.0  # a frame narrower than this has no room for a title
 
 
 def screen_rect(transform: QTransform, rect: tuple[float, float, float, float]) -> QRectF:
@@ -87,11 +88,15 @@ def _title_plate(
     # The title sits on the frame's top edge, as a fieldset's legend does: the rows leave
     # half a row between frames and what they hold, so it fits at every zoom that leaves
     # a row more than about a line of text.
-    if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < 60:
+    if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < MIN_TITLED_FRAME_PX:
         return None
-    room = box.width() - 20
-    # The class or count goes first where the name and it do not both fit.
-    heading = info.heading if metrics.horizontalAdvance(info.heading) <= room else info.title
+    room = box.width() - 16
+    # The shortest form that fits: a narrow frame says what it is (`ReLU`, `×300`) rather
+    # than nothing (a CNN's ReLU, MaxPool2d and Flatten frames were untitled).
+    forms = (info.heading, info.detail, info.title) if info.detail else (info.title,)
+    heading = next(
+        (f for f in forms if metrics.horizontalAdvance(f) <= room), forms[1 if info.detail else 0]
+    )
     text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
     width = metrics.horizontalAdvance(text)
     return text, QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
