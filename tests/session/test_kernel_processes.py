@@ -120,3 +120,16 @@ def test_a_torch_py_that_hides_pytorch_is_named_when_the_kernel_starts(
         f"The Python kernel could not start: a file torch.py in {tmp_path} hides PyTorch."
     )
     assert session.state is KernelState.DEAD
+
+
+def test_closing_while_the_kernel_starts_ends_the_thread_and_the_kernel(qtbot) -> None:
+    # The app closed while its kernel was still starting (an `open --screenshot` on a
+    # loaded machine): the worker's thread outlived shutdown() and Qt aborted the app at
+    # exit ("QThread: Destroyed while thread … is still running").
+    session = KernelSession()
+    session.start()
+    qtbot.waitUntil(lambda: session._worker.kernel_pid is not None, timeout=30_000)
+    pid = session._worker.kernel_pid
+    session.shutdown(wait_ms=1)  # far less than a start takes
+    assert session._thread.isFinished()
+    assert _gone_soon(pid)

@@ -24,6 +24,11 @@ from autograd_viz.session._worker import KernelWorker
 INTERRUPT_GRACE_MS = 2000
 
 
+# After its kernel is killed, a worker still starting one fails within a second or two
+# (jupyter_client checks that the kernel lives each second while waiting for it).
+STOP_AFTER_KILL_MS = 10_000
+
+
 class KernelState(str, Enum):
     """What the status bar says about the kernel."""
 
@@ -281,3 +286,8 @@ class KernelSession(QObject):
             # The worker is busy (a kernel still starting): it will shut that kernel down
             # when it gets to it; until then, leave nothing running that it started.
             self._worker.kill_leftovers()
+            # Its start now fails fast (the kernel it waits on is gone), then it runs the
+            # shutdown and ends its thread. Destroyed while still running, the thread took
+            # the whole app down at exit ("QThread: Destroyed while thread … is still
+            # running", abort): an `open --screenshot` on a loaded machine did.
+            self._thread.wait(STOP_AFTER_KILL_MS)
