@@ -14,10 +14,11 @@ and each reset.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from autograd_viz.core.trace import TensorInfo, Trace
+from autograd_viz.core.playback._why_edits import Edit
+from autograd_viz.core.playback._why_moment import _Moment
+from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import (
     BackwardEvent,
     ChangeEvent,
@@ -42,29 +43,8 @@ NO_GRAD_MODE = "no_grad_mode"
 NOT_REACHING = "not_reaching"
 REACHED = "reached"
 
-_GRAD_KINDS = ("accumulate", "retained_grad", "grad_reset", "grad_assign")
 _NUMBER_BREAKS = ("item()", "tolist()", "numpy()", "float()", "int()", "bool()")
-# A block or decorator that turns gradient tracking off.
-_GRAD_OFF = re.compile(r"\b(no_grad|inference_mode)\b|set_grad_enabled\(\s*False")
 MAX_CUTS = 32  # candidate cuts whose results are followed forward
-
-
-@dataclass(frozen=True)
-class Edit:
-    """A one-line change to the script: `insert` a line after `line`, or `replace` it."""
-
-    line: int  # 1-based
-    action: str  # "insert" (after the line) or "replace"
-    text: str
-
-    def apply(self, source: str) -> str:
-        """The script with this edit made."""
-        lines = source.split("\n")
-        if self.action == "insert":
-            lines.insert(self.line, self.text)
-        else:
-            lines[self.line - 1] = self.text
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -90,19 +70,7 @@ def why_grad(
     return _Asker(trace, tensor_id, index, source).answer()
 
 
-class _Asker:
-    def __init__(self, trace: Trace, tensor_id: str, index: int | None, source: str | None):
-        self.trace, self.ix = trace, trace.index
-        self.t: TensorInfo = self.ix.tensor(tensor_id)
-        self.tid = tensor_id
-        self.name = self.ix.name_of(tensor_id)
-        self.last = len(trace.events) - 1 if index is None else index
-        self.lines = source.split("\n") if source is not None else None
-        positions = [i for i in self.ix.of_tensor(tensor_id) if i <= self.last]
-        self.mine = positions
-        self.made, self.made_line = self._made()
-        self.grad_events = self._change_positions()  # read once: every reason asks
-
+class _Asker(_Moment):
     # ---- the answer -------------------------------------------------------------------
     def answer(self) -> GradAnswer:
         grad = self._grad_now()
@@ -125,34 +93,6 @@ class _Asker:
 
     def _say(self, reason: str, question: str, answer: str, **more) -> GradAnswer:
         return GradAnswer(self.tid, self.name, reason, question, answer, **more)
-
-    # ---- the moment ---------------------------------------------------------------------
-    def _grad_now(self):
-        """The .grad once event `last` happened, read off the events that changed it."""
-        changes = [self.ix.event(i) for i in self.grad_events]
-        done = [e for i, e in zip(self.grad_events, changes, strict=True) if i <= self.last]
-        if done:
-            return done[-1].after
-        if changes:
-            return changes[0].before
-        return self.t.grad
-
-    def _change_positions(self) -> list[int]:
-        """The events that set the tensor's .grad (accumulate, reset, assign)."""
-        ix = self.ix
-        return [
-            i
-            for i in ix.of_tensor(self.tid)
-            if ix.event(i).kind in _GRAD_KINDS and getattr(ix.event(i), "tensor", None) == self.tid
-        ]
-
-    def _made(self) -> tuple[int | None, int | None]:
-        """The op event that made the tensor, and its line."""
-        for i in self.ix.of_tensor(self.tid):
-            e = self.ix.event(i)
-            if isinstance(e, OpEvent) and self.tid in e.outputs and not e.inplace:
-                return i, e.line
-        return None, None
 
     # ---- the reasons, in torch's order ---------------------------------------------------
     def _requires_grad(self, question: str) -> GradAnswer | None:
@@ -235,10 +175,6 @@ class _Asker:
             fix=f"Read {self.name}.grad before line {e.line}, or run backward() again after it.",
             edit=self._blank(e.line),
         )
-
-    def _backwards(self) -> list[tuple[int, BackwardEvent]]:
-        start = self.made if self.made is not None else -1
-        return [(i, e) for i, e in self.ix.each(BackwardEvent) if start < i <= self.last]
 
     def _no_backward(self, question: str) -> GradAnswer | None:
         passes = self._backwards()
@@ -347,105 +283,6 @@ class _Asker:
             )
         fix = "Compute it outside the no_grad block."
         return self._say(NO_GRAD_MODE, question, answer, line=block or e.line, fix=fix, edit=edit)
-
-    # ---- what the trace says about the graph --------------------------------------------
-    def _reached(self, passes: list[tuple[int, BackwardEvent]]) -> bool:
-        nodes = self.ix.nodes
-        mine = {n.id for n in nodes.values() if n.variable == self.tid}
-        if not mine:
-            return False
-        stack = [n for _, e in passes for n in e.root_nodes if n in nodes]
-        seen: set[str] = set()
-        while stack:
-            nid = stack.pop()
-            if nid in seen:
-                continue
-            if nid in mine:
-                return True
-            seen.add(nid)
-            stack.extend(n for n in nodes[nid].next if n in nodes)
-        return False
-
-    def _descendants(self, start: int, seeds: set[str] | None = None) -> set[str]:
-        """The tensors computed from `seeds` (the asked tensor) by the ops after `start`,
-        with or without autograd: where its value went."""
-        found = set(seeds) if seeds is not None else {self.tid}
-        for j in range(max(start, 0), self.last + 1):
-            e = self.ix.event(j)
-            if isinstance(e, OpEvent) and set(e.inputs) & found:
-                found.update(e.outputs)
-            elif isinstance(e, HistoryBreakEvent) and e.tensor in found and e.result:
-                found.add(e.result)
-        return found
-
-    def _loss_after(self) -> str | None:
-        """The last named scalar computed from the tensor that requires grad: what
-        backward() would be called on."""
-        found = self._descendants(self.made if self.made is not None else -1)
-        for j in range(self._end(), -1, -1):
-            e = self.ix.event(j)
-            if isinstance(e, OpEvent) and e.assigned and e.grad_fn and e.grad_fn[0]:
-                out = e.outputs[0] if e.outputs else None
-                if out in found and out in self.ix.tensors:
-                    info = self.ix.tensor(out)
-                    if info.shape == [] and info.name == e.assigned:
-                        return e.assigned
-        return None
-
-    # ---- edits ------------------------------------------------------------------------
-    def _end(self) -> int:
-        return len(self.trace.events) - 1
-
-    def _line_count(self) -> int:
-        return len(self.lines) if self.lines is not None else 0
-
-    def _quoted(self, number: int | None) -> str:
-        """`line 4: with torch.no_grad():`, or just `line 4` without the script."""
-        text = self._line(number)
-        return f"line {number}" + (f": {text.strip()}" if text and text.strip() else "")
-
-    def _line(self, number: int | None) -> str | None:
-        if number is None or self.lines is None or not 1 <= number <= len(self.lines):
-            return None
-        return self.lines[number - 1]
-
-    def _insert_after(self, number: int | None, statement: str) -> Edit | None:
-        text = self._line(number)
-        if text is None or number is None or text.rstrip().endswith((":", "\\", ",", "(")):
-            return None
-        indent = text[: len(text) - len(text.lstrip())]
-        return Edit(number, "insert", indent + statement)
-
-    def _blank(self, number: int | None) -> Edit | None:
-        """The line replaced by `pass` (an emptied loop body stays valid Python)."""
-        text = self._line(number)
-        if text is None or number is None:
-            return None
-        indent = text[: len(text) - len(text.lstrip())]
-        return Edit(number, "replace", f"{indent}pass")
-
-    def _without(self, number: int | None, piece: str) -> Edit | None:
-        text = self._line(number)
-        if text is None or number is None or text.count(piece) != 1:
-            return None
-        return Edit(number, "replace", text.replace(piece, ""))
-
-    def _grad_off_line(self, number: int | None) -> int | None:
-        """The `with torch.no_grad():` line (or decorator) enclosing line `number`."""
-        text = self._line(number)
-        if text is None or number is None or self.lines is None:
-            return None
-        depth = len(text) - len(text.lstrip())
-        for n in range(number - 1, 0, -1):
-            above = self.lines[n - 1]
-            indent = len(above) - len(above.lstrip())
-            header = above.strip() and indent < depth
-            decorator = above.lstrip().startswith("@") and indent <= depth
-            if header or decorator:
-                if _GRAD_OFF.search(above):
-                    return n
-                depth = min(depth, indent)
-        return None
 
     # ---- a gradient that has a value ---------------------------------------------------------
     def _has_grad(self, grad) -> GradAnswer:
