@@ -6,7 +6,7 @@ import gc
 
 import pytest
 from PySide6.QtCore import QPointF
-from PySide6.QtGui import QColor, QFontDatabase, QFontInfo, QPainter
+from PySide6.QtGui import QColor, QFontDatabase, QFontInfo, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QApplication
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, LEAF, OPERATION
@@ -218,14 +218,17 @@ def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
     canvas = _canvas(qtbot)
     canvas.show_trace(run_source(CNN))
     qtbot.wait(50)
-    (x_low, x_high), (_, y_high) = canvas.getViewBox().viewRange()
+    (x_low, x_high), (y_low, y_high) = canvas.getViewBox().viewRange()
     unit_px = canvas.getViewBox().width() / (x_high - x_low)
     half = canvas._overlay.label_half_widths(canvas.graph.nodes)
     for key, node in canvas.graph.nodes.items():  # labels are centred under their node
         assert x_low <= node.x - half[key] / unit_px, node.title
         assert node.x + half[key] / unit_px <= x_high, node.title
+    # A frame's title sits on its top edge: half its line reaches above it, in view.
     tops = [top for *_, top in canvas.graph.frames.values()]
-    assert max(tops) + 0.1 <= y_high  # a frame's title sits on its top edge
+    unit_py = canvas.getViewBox().height() / (y_high - y_low)
+    half_line = QFontMetricsF(canvas._overlay._op_font).height() / 2
+    assert (y_high - max(tops)) * unit_py >= half_line
 
 
 def _paint_overlay(canvas: GraphCanvas) -> _Recording:

@@ -91,12 +91,11 @@ def _title_plate(
     if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < MIN_TITLED_FRAME_PX:
         return None
     room = box.width() - 16
-    # The shortest form that fits: a narrow frame says what it is (`ReLU`, `×300`) rather
-    # than nothing (a CNN's ReLU, MaxPool2d and Flatten frames were untitled).
-    forms = (info.heading, info.detail, info.title) if info.detail else (info.title,)
-    heading = next(
-        (f for f in forms if metrics.horizontalAdvance(f) <= room), forms[1 if info.detail else 0]
-    )
+    # The fullest form that fits: the name and class, else the name (`model.1`), else the
+    # class (`ReLU`, `×300`); a narrow frame says one of them rather than nothing (a CNN's
+    # ReLU, MaxPool2d and Flatten frames were untitled).
+    forms = (info.heading, info.title, info.detail) if info.detail else (info.title,)
+    heading = next((f for f in forms if metrics.horizontalAdvance(f) <= room), forms[-1])
     text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
     width = metrics.horizontalAdvance(text)
     return text, QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
