@@ -32,7 +32,7 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
 from PySide6.QtTest import QTest
 
-import autograd_viz.session._worker as worker_module
+import autograd_viz.session._replies as replies_module  # where replies are decoded
 from autograd_viz.core.platform.gc_pause import freeze_loaded_objects
 from autograd_viz.session import KernelState
 from autograd_viz.ui.app import _application
@@ -67,9 +67,9 @@ class _Decoding:
     """Wraps the worker's trace_from_payload to see the payload, its bytes and its time."""
 
     def __init__(self) -> None:
-        self.original = worker_module.trace_from_payload
+        self.original = replies_module.trace_from_payload
         self.last: dict[str, Any] = {}
-        worker_module.trace_from_payload = self  # type: ignore[assignment]
+        replies_module.trace_from_payload = self  # type: ignore[assignment]
 
     def __call__(self, payload: dict[str, Any], *buffers: list[Any]) -> Any:
         arrived = time.time()
