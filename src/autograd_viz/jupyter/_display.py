@@ -7,7 +7,8 @@ import html
 from typing import Any
 
 from autograd_viz.core.kernel.notebook import NOTEBOOK_RUN_MIME, CellRun, announcement
-from autograd_viz.core.share import page_html, picture_svg
+from autograd_viz.core.playback.run_view import ShownRun
+from autograd_viz.core.share import run_page, run_picture, shown_run
 
 # A notebook saves its outputs: a replay page bigger than this (a long training loop's
 # every step) is left out, and the picture alone is shown; the attached app replays it.
@@ -30,11 +31,11 @@ def summary(run: CellRun) -> str:
     return words
 
 
-def _replay_html(run: CellRun, words: str) -> str | None:
+def _replay_html(run: CellRun, shown: ShownRun, words: str) -> str | None:
     """The replay page in a sandboxed iframe (its scripts run; it reaches nothing else),
     under the summary line; None when the page is too big to keep in a notebook."""
     where = f"cell [{run.cell}]" if run.cell is not None else "a notebook cell"
-    page = page_html(run.trace, title=f"autograd-viz: {where}")
+    page = run_page(shown, title=f"autograd-viz: {where}")
     if len(page) > MAX_PAGE_CHARS:
         return None
     return (
@@ -51,12 +52,13 @@ def display_bundle(run: CellRun) -> dict[str, Any]:
     (NOTEBOOK_RUN_MIME, a few hundred bytes; front ends ignore a type they do not know).
     The trace itself stays in the kernel."""
     words = summary(run)
+    shown = shown_run(run.trace)  # laid out once for the picture and the page
     bundle: dict[str, Any] = {
         "text/plain": words,
-        "image/svg+xml": picture_svg(run.trace),
+        "image/svg+xml": run_picture(shown),
         NOTEBOOK_RUN_MIME: announcement(run),
     }
-    page = _replay_html(run, words)
+    page = _replay_html(run, shown, words)
     if page is not None:
         bundle["text/html"] = page
     return bundle

@@ -34,8 +34,12 @@ def shown_run(trace: Trace, collapsed: Iterable[str] | None = None) -> ShownRun:
 def picture_svg(trace: Trace, collapsed: Iterable[str] | None = None) -> str:
     """The app's picture of `trace` as a standalone SVG document (the state at the end of
     the run: the nodes backward freed dashed), laid out by the app's own layout."""
-    run = shown_run(trace, collapsed)
-    freed = frozenset(freed_at(run.player.freeing, len(trace.events)))
+    return run_picture(shown_run(trace, collapsed))
+
+
+def run_picture(run: ShownRun) -> str:
+    """`picture_svg` of a run already laid out (one layout for a picture and a page)."""
+    freed = frozenset(freed_at(run.player.freeing, len(run.trace.events)))
     return graph_svg(run.graph, freed=freed, styled=True)
 
 
