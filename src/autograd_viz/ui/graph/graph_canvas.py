@@ -7,41 +7,34 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Signal
+from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION, DrawnGraph
+from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
 from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
+from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
 from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import (
-    BARE,
-    FULL,
-    LABEL_MIN_DY_PX,
-    NAMES,
-    NAMES_MIN_DY_PX,
     GraphOverlayItem,
 )
-from autograd_viz.ui.graph._fit import fitted_range, reach_px
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE
-from autograd_viz.ui.graph._legend import make_legend, recolour_legend, wrap_legend
+from autograd_viz.ui.graph._legend import make_legend, recolour_legend
 from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
-MINIMAP_MARGIN_PX = 8
-LEGEND_GAP_PX = 10  # the legend's offset from the bottom edge, and a gap above it
 
 
-class GraphCanvas(pg.PlotWidget):
+class GraphCanvas(CanvasNavigation, pg.PlotWidget):
     """Draws the run a RunView shows, and follows it: its graph, the player's moment, the
     selection. Zoom with the wheel, pan by dragging, click a node to select it."""
 
@@ -308,34 +301,6 @@ class GraphCanvas(pg.PlotWidget):
         if self.graph.nodes:
             self._draw()
 
-    def find(self, text: str) -> list[str]:
-        """Nodes whose name contains `text` (case-insensitive), tensors before operations."""
-        needle = text.strip().lower()
-        if not needle:
-            return []
-        hits = [n for n in self.graph.nodes.values() if needle in n.title.lower()]
-        hits.sort(key=lambda n: (n.kind in (OPERATION, ACCUMULATE), n.title.lower() != needle))
-        return [n.id for n in hits]
-
-    def center_on(self, key: str) -> None:
-        """Pan (keeping the zoom) so that node `key` is in the middle of the view."""
-        node = self.graph.nodes.get(key)
-        if node is not None:
-            self._pan_to(node.x, node.y)
-
-    def _pan_to(self, x: float, y: float) -> None:
-        """Pan (keeping the zoom) so that data point (x, y) is in the middle of the view."""
-        self.follows_fit = False  # the learner asked for this place, not the whole graph
-        view = self.getViewBox()
-        (x0, x1), (y0, y1) = view.viewRange()
-        half_x, half_y = (x1 - x0) / 2, (y1 - y0) / 2
-        view.setRange(xRange=(x - half_x, x + half_x), yRange=(y - half_y, y + half_y), padding=0)
-
-    def _range_changed(self, *_args: object) -> None:
-        self._overlay.view_moved()
-        (x0, x1), (y0, y1) = self.getViewBox().viewRange()
-        self.minimap.set_view(QRectF(x0, y0, x1 - x0, y1 - y0))
-
     def resizeEvent(self, event) -> None:  # Qt's name
         super().resizeEvent(event)
         if getattr(self, "minimap", None) is None:
@@ -377,51 +342,6 @@ class GraphCanvas(pg.PlotWidget):
     def marker_count(self) -> int:
         """How many node markers are on the canvas."""
         return len(self._markers.data)
-
-    def widget_position(self, key: str) -> QPoint:
-        """Where node `key` is drawn, in this widget's pixel coordinates."""
-        node = self.graph.nodes[key]
-        scene = self.getViewBox().mapViewToScene(QPointF(node.x, node.y))
-        return self.mapFromScene(scene) + self.viewport().pos()
-
-    def _moved_by_hand(self, *_args: object) -> None:
-        self.follows_fit = False
-
-    def _viewport_resized(self, *_args: object) -> None:
-        self._wrap_legend()
-        if self.follows_fit:
-            self.fit()
-
-    def _wrap_legend(self) -> None:
-        wrap_legend(self.legend, float(self.getViewBox().width()))
-
-    def _reach_px(self, unit_px: float) -> dict[str, float]:
-        """How far (in pixels) left and right of each node what is drawn for it reaches."""
-        return reach_px(self.graph, unit_px, self._overlay.label_half_widths)
-
-    def fit(self) -> None:
-        """Zoom so that the whole graph, with its labels, frames and legend, is in view."""
-        self.follows_fit = True
-        box = self.getViewBox()
-        if not self.graph.nodes:
-            box.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
-            return
-        # Above the graph, room for the minimap, so it never covers a node when fitted.
-        top_px = self.minimap.height() + MINIMAP_MARGIN_PX if self.minimap.isVisibleTo(self) else 0
-        height = max(box.height() - top_px, box.height() / 2)
-        x_range, (y_low, y_high) = fitted_range(
-            self.graph,
-            (box.width(), height),
-            self._overlay.label_half_widths,
-            legend_px=self.legend.height() + LEGEND_GAP_PX,
-            reach_y_px=[
-                (LABEL_MIN_DY_PX, self._overlay.vertical_reach_px(FULL)),
-                (NAMES_MIN_DY_PX, self._overlay.vertical_reach_px(NAMES)),
-                (0.0, self._overlay.vertical_reach_px(BARE)),
-            ],
-        )
-        y_high += (box.height() - height) * (y_high - y_low) / height
-        box.setRange(xRange=x_range, yRange=(y_low, y_high), padding=0)
 
     def _show_note(self, text: str) -> None:
         plot = self.getPlotItem()
