@@ -253,3 +253,40 @@ def pg_point(x: float, y: float):
     from PySide6.QtCore import QPointF
 
     return QPointF(x, y)
+
+
+def test_a_pane_deleted_mid_sweep_stops_its_thread_quietly(qtbot, monkeypatch) -> None:
+    """The pane (its Sweeper with it) is deleted while the sweep thread still computes
+    rates: the thread stops at its next stage and never emits on the deleted object
+    (which raised in the thread, or crashed the process when the two met)."""
+    import threading
+
+    import shiboken6
+
+    from autograd_viz.ui.descent import _sweeper
+
+    pulled: list[int] = []
+    go = threading.Event()
+    errors: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    real_stages = _sweeper.sweep_stages
+
+    def slow_stages(*args, **kwargs):
+        for number, sweep in enumerate(real_stages(*args, **kwargs)):
+            pulled.append(number)
+            go.wait(10)  # the pane is deleted while the first stage is in hand
+            yield sweep
+
+    monkeypatch.setattr(_sweeper, "sweep_stages", slow_stages)
+    sweeper = _sweeper.Sweeper()
+    mailbox = sweeper._mailbox
+    sweeper.builtin("bowl", ["sgd"], FUNCTIONS["bowl"].start, 50, None, first_rate=0.1)
+    qtbot.waitUntil(lambda: pulled == [0])
+    shiboken6.delete(sweeper)
+    assert mailbox.generation == -1  # closed with the Sweeper
+    go.set()
+    qtbot.waitUntil(
+        lambda: not any(t.name == "descent-sweep" for t in threading.enumerate()), timeout=10_000
+    )
+    assert errors == []
+    assert pulled == [0]  # it stopped instead of computing every rate for nobody

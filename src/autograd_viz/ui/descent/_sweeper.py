@@ -29,33 +29,60 @@ if TYPE_CHECKING:
 NO_KERNEL = "No kernel: the pane was opened without one, so it cannot run your code."
 
 
+class _Mailbox(QObject):
+    """What the sweep threads answer through, and the generation they work for. The
+    threads hold this, never the Sweeper: the Sweeper dies with its pane while a thread
+    may still compute, and a signal emitted on a QObject the GUI thread is deleting
+    crashed the process (a segfault in CI)."""
+
+    done = Signal(int, object)  # generation, Sweep | Exception
+
+    def __init__(self) -> None:
+        super().__init__()  # no parent: it lives as long as the Sweeper or a thread holds it
+        self.generation = 0  # the latest request's; -1 once the Sweeper is gone
+
+    def current(self, generation: int) -> bool:
+        return generation == self.generation
+
+    def close(self) -> None:
+        self.generation = -1  # every thread still computing stops at its next stage
+
+
 class Sweeper(QObject):
     """Ask for a sweep; `ready` or `failed` follows for the latest request only."""
 
     ready = Signal(object)  # a Sweep
     failed = Signal(str, str)  # a sentence for the pane, the details (a traceback)
-    _done = Signal(int, object)  # from worker threads: generation, Sweep | Exception
 
     def __init__(self, session: KernelSession | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.session = session
-        self.generation = 0
         self._keys: dict[int, tuple] = {}
         self._plan: _UserPlan | None = None
-        self._done.connect(self._deliver)
+        self._mailbox = mailbox = _Mailbox()
+        # Queued from the threads; Qt drops the connection when this object is deleted.
+        mailbox.done.connect(self._deliver)
+        self.destroyed.connect(mailbox.close)
+
+    @property
+    def generation(self) -> int:
+        return self._mailbox.generation
 
     def _next(self) -> int:
-        self.generation += 1
+        self._mailbox.generation += 1
         self._plan = None  # a user sweep's parts still to ask for: only the latest request's
-        return self.generation
+        return self._mailbox.generation
 
     def _in_thread(self, generation: int, work: Callable[[], Sweep]) -> None:
+        mailbox = self._mailbox
+
         def run() -> None:
             try:
                 result: Sweep | Exception = work()
             except Exception as exc:  # shown in the pane, never lost in a thread
                 result = exc
-            self._done.emit(generation, result)
+            if mailbox.current(generation):
+                mailbox.done.emit(generation, result)
 
         threading.Thread(target=run, name="descent-sweep", daemon=True).start()
 
@@ -72,15 +99,16 @@ class Sweeper(QObject):
         comes once per stage (surface, `first_rate`'s path, each chunk of rates)."""
         generation = self._next()
         stages = sweep_stages(function, list(optimizers), start, steps, reuse, first_rate)
+        mailbox = self._mailbox
 
         def run() -> None:
             try:
                 for sweep in stages:
-                    if generation != self.generation:
-                        return  # superseded: stop computing rates nobody will see
-                    self._done.emit(generation, sweep)
+                    if not mailbox.current(generation):
+                        return  # superseded or closed: stop computing rates nobody will see
+                    mailbox.done.emit(generation, sweep)
             except Exception as exc:  # shown in the pane, never lost in a thread
-                self._done.emit(generation, exc)
+                mailbox.done.emit(generation, exc)
 
         threading.Thread(target=run, name="descent-sweep", daemon=True).start()
 

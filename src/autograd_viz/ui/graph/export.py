@@ -53,6 +53,17 @@ def _frame_plan(player: Player) -> list[tuple[str, int]]:
     return plan
 
 
+class _EncoderAnswer(QObject):
+    """What the encoding thread answers through. The thread holds this, never the exporter:
+    the exporter dies with its widget (the window closed mid-encode), and a signal emitted
+    on a QObject while the GUI thread deletes it crashes the process."""
+
+    finished = Signal(bool, str)
+
+    def __init__(self) -> None:
+        super().__init__()  # no parent: alive while the thread holds it
+
+
 class AnimationExporter(QObject):
     """Renders one frame per event-loop turn (the GUI stays responsive), then encodes the
     GIF on a worker thread. `finished` carries the path, or an error message."""
@@ -102,6 +113,9 @@ class AnimationExporter(QObject):
         self.player.seek(position, force=True)
         self.show_frame()
         frames, durations, path = self.frames, self.durations, self.path
+        answer = _EncoderAnswer()
+        # Queued from the thread; Qt drops the connection if this exporter is deleted first.
+        answer.finished.connect(self.finished)
 
         def encode() -> None:
             try:
@@ -122,9 +136,9 @@ class AnimationExporter(QObject):
                     ),
                 )
             except Exception as exc:  # disk full, bad path: say so
-                self.finished.emit(False, f"could not write {path}: {exc}")
+                answer.finished.emit(False, f"could not write {path}: {exc}")
                 return
-            self.finished.emit(True, str(path))
+            answer.finished.emit(True, str(path))
 
         threading.Thread(target=encode, name="gif-encoder", daemon=True).start()
 
