@@ -14,6 +14,7 @@ from typing import Any
 
 import networkx as nx
 
+from autograd_viz.core.graph.edge_routes import route_edges
 from autograd_viz.core.graph.folding import Folding, box_lines
 from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.graph.picture_graph import PictureGraph, topological_order
@@ -78,6 +79,8 @@ class DrawnGraph:
     box_text: dict[str, list[str]] = field(default_factory=dict)
     short: dict[str, str] = field(default_factory=dict)
     folds: dict[str, Any] = field(default_factory=dict)
+    # Waypoints of the edges drawn around marks they would cross (by place in `edges`).
+    routes: dict[int, tuple[tuple[float, float], ...]] = field(default_factory=dict)
     folding: Any = field(default=None, repr=False, compare=False)
 
     def heights(self) -> dict[str, float]:
@@ -399,6 +402,7 @@ def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnG
         path = tree.groups[home].path if home in tree.groups else None
         if path and item.title.startswith(path + ".") and item.kind in (LEAF, CONSTANT):
             drawn.short[v] = item.title[len(path) + 1 :]
+    drawn.routes = route_edges(drawn)
     return drawn
 
 
@@ -424,4 +428,5 @@ def _drawn_graph(
     drawn.edge_styles = dict(g.graph.get("edge_styles", {}))
     drawn.event_nodes = dict(g.graph.get("event_nodes", {}))
     drawn.folding = folding
+    drawn.routes = route_edges(drawn)
     return drawn

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from itertools import pairwise
 
 from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
 from autograd_viz.core.graph.graph_model import (
@@ -174,13 +175,22 @@ def _end(node: DrawnNode, rect, towards: tuple[float, float]) -> tuple[float, fl
 
 def _edge(i: int, graph: DrawnGraph, u: str, v: str) -> str:
     a, b = graph.nodes[u], graph.nodes[v]
-    x1, y1 = _end(a, graph.boxes.get(u), _xy(b.x, b.y))
-    x2, y2 = _end(b, graph.boxes.get(v), _xy(a.x, a.y))
+    # An edge drawn around marks (edge_routes.py) goes through its waypoints.
+    via = [_xy(x, y) for x, y in graph.routes.get(i, ())]
+    x1, y1 = _end(a, graph.boxes.get(u), via[0] if via else _xy(b.x, b.y))
+    x2, y2 = _end(b, graph.boxes.get(v), via[-1] if via else _xy(a.x, a.y))
     style, text = graph.edge_styles.get((u, v), ("", ""))
     cls = f"e {style}".rstrip()
-    path = f'<path class="{cls}" data-e="{i}" d="M{x1:.1f},{y1:.1f}L{x2:.1f},{y2:.1f}"/>'
+    bends = "".join(f"L{x:.1f},{y:.1f}" for x, y in via)
+    path = f'<path class="{cls}" data-e="{i}" d="M{x1:.1f},{y1:.1f}{bends}L{x2:.1f},{y2:.1f}"/>'
     if style == "cut" and text:
         mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        if len(via) >= 2:  # on its lane, clear of the marks it goes around
+            (ax, ay), (bx, by) = max(
+                pairwise(via),
+                key=lambda p: math.hypot(p[1][0] - p[0][0], p[1][1] - p[0][1]),
+            )
+            mx, my = (ax + bx) / 2, (ay + by) / 2
         path += f'<text class="cutl" x="{mx:.1f}" y="{my - 4:.1f}">{_a(text)}</text>'
     return path
 
@@ -201,6 +211,8 @@ def picture_bounds(graph: DrawnGraph) -> tuple[float, float, float, float]:
         x, y = _xy(node.x, node.y)
         xs += [x - SX / 2, x + SX / 2]
         ys += [y - 30, y + 4 * LINE_PX + 20]
+    for points in graph.routes.values():
+        ys += [_xy(x, y)[1] for x, y in points]
     for rect in (*graph.frames.values(), *graph.boxes.values()):
         (left, top), (right, bottom) = _xy(rect[0], rect[3]), _xy(rect[2], rect[1])
         xs += [left, right + 8]

@@ -63,11 +63,17 @@ def _mixed(colour: QColor, background: QColor, share: float) -> QColor:
 
 
 def _with_wings(geometry: EdgeGeometry, chosen: np.ndarray) -> np.ndarray:
-    """The chosen edges' lines, then their arrowheads as two strokes each: (3n, 4)."""
+    """The chosen edges' lines, their arrowheads as two strokes each, then the pieces of
+    those drawn around marks: (3n + pieces, 4)."""
     line = geometry.line[chosen]
     tip = line[:, 2:]
     return np.concatenate(
-        (line, np.hstack((tip, geometry.left[chosen])), np.hstack((tip, geometry.right[chosen])))
+        (
+            line,
+            np.hstack((tip, geometry.left[chosen])),
+            np.hstack((tip, geometry.right[chosen])),
+            geometry.pieces_of(chosen),
+        )
     )
 
 
@@ -119,6 +125,7 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         self._visited = None
         xs = [n.x for n in graph.nodes.values()] or [0.0]
         ys = [n.y for n in graph.nodes.values()] or [0.0]
+        ys += [y for points in graph.routes.values() for _, y in points]
         self._bounds = QRectF(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
         self.update()
 
@@ -257,14 +264,14 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
             i = edge_index.get(edge)
             if i is not None and drawn[i] and edge not in self._graph.edge_styles:
                 code[i] = 2
-                labels.append((geometry.line[i], f"∂ {grad}"))
+                labels.append((geometry.label_line[i], f"∂ {grad}"))
         for edge, (look, text) in self._graph.edge_styles.items():
             i = edge_index.get(edge)
             if i is None:
                 continue
             code[i] = looks_order.index(look)
             if text and drawn[i]:
-                cuts.append((geometry.line[i], text))
+                cuts.append((geometry.label_line[i], text))
         # Past a few hundred edges, filled arrowheads (one path of thousands of polygons)
         # cost more than the rest of the frame: they are drawn as two strokes instead.
         dense = len(self._graph.edges) > 300
@@ -312,7 +319,7 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
             if dense:
                 draw_lines(painter, _with_wings(geometry, chosen), dedupe=True)
                 continue
-            draw_lines(painter, line)
+            draw_lines(painter, np.concatenate((line, geometry.pieces_of(chosen))))
             heads = QPainterPath()
             for t, a, b in zip(tip, geometry.left[chosen], geometry.right[chosen], strict=True):
                 tip_point = QPointF(*t)

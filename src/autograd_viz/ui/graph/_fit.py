@@ -60,6 +60,8 @@ def fitted_range(
     for left, bottom, right, top in (*graph.frames.values(), *graph.boxes.values()):
         xs += [left + 0.4, right - 0.4]
         ys += [bottom + 0.3, top - 0.3]
+    for points in graph.routes.values():  # an edge drawn around marks, above or below them
+        ys += [y for _, y in points]
 
     def span(low: float, high: float) -> tuple[float, float]:
         extra = max(0.0, MIN_SPAN - (high - low)) / 2
