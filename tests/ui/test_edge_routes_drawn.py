@@ -20,7 +20,9 @@ def _widget_point(canvas, x: float, y: float) -> QPointF:
 def _near_colour(image, point: QPointF, colour: QColor, reach: int = 2) -> bool:
     for dy in range(-reach, reach + 1):
         pixel = image.pixelColor(round(point.x()), round(point.y()) + dy)
-        if all(abs(a - b) < 40 for a, b in zip(pixel.getRgb()[:3], colour.getRgb()[:3])):
+        if all(
+            abs(a - b) < 40 for a, b in zip(pixel.getRgb()[:3], colour.getRgb()[:3], strict=True)
+        ):
             return True
     return False
 
@@ -52,9 +54,7 @@ def test_a_gradient_on_a_routed_edge_is_written_on_its_lane(qtbot) -> None:
     skip = _edge_between(graph, "AccumulateGrad", "AddBackward0")
     player = canvas.view.player
     player.set_mode("backward")
-    step = next(
-        i for i, s in enumerate(player.steps) if graph.edges[skip] in (s.edge_grads or {})
-    )
+    step = next(i for i, s in enumerate(player.steps) if graph.edges[skip] in (s.edge_grads or {}))
     player.seek(step)
     canvas.grab()
     texts = canvas._overlay._edge_texts
