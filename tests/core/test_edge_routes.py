@@ -94,6 +94,12 @@ def test_no_edge_of_the_models_runs_through_a_mark(model: str, opened: bool) -> 
     }[model]
     graph = drawn_graph(run_source(source), collapsed=[] if opened else None)
     assert _through_marks(graph) == []
+    # No lane runs along a frame's top, through the titles written on it.
+    for points in graph.routes.values():
+        (a, lane), (b, _) = points[len(points) // 2 - 1 : len(points) // 2 + 1]
+        for left, _, right, top in graph.frames.values():
+            if right > a and left < b:
+                assert abs(lane - top) >= edge_routes.TITLE_CLEARANCE - 1e-9
     if model == "cnn":  # each block's residual `x + …` goes around the block
         assert len(graph.routes) >= 3
 

@@ -39,6 +39,7 @@ MOST_LANES = 24  # on each side of each end: past that an edge stays straight
 ROUTED_AT_MOST = 400
 NODES_AT_MOST = 2_000
 BORDER_CLEARANCE = 0.08  # a lane keeps this far from a frame's border
+TITLE_CLEARANCE = 0.2  # and this far from its top, where its title sits on the border
 
 
 class _Obstacles:
@@ -168,8 +169,8 @@ def _route(
     lanes = all_lanes[:, None]
     blocked = ((across[None, :, 1] < lanes) & (lanes < across[None, :, 3])).any(axis=1)
     spanned = frames[(frames[:, 2] > out_x) & (frames[:, 0] < in_x)]
-    for border in (spanned[:, 1], spanned[:, 3]):
-        blocked |= (np.abs(lanes - border[None, :]) < BORDER_CLEARANCE).any(axis=1)
+    for border, clearance in ((spanned[:, 1], BORDER_CLEARANCE), (spanned[:, 3], TITLE_CLEARANCE)):
+        blocked |= (np.abs(lanes - border[None, :]) < clearance).any(axis=1)
     used = np.array([(y, a, b) for _, y, a, b in taken], dtype=float).reshape(-1, 3)
     used = used[(used[:, 2] > out_x) & (used[:, 1] < in_x), 0]
     blocked |= (np.abs(lanes - used[None, :]) < LANE_STEP / 2).any(axis=1)
