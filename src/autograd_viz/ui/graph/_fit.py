@@ -12,6 +12,7 @@ MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
 FRAME_TITLE_PX = 10.0  # the half of a frame's title above its top edge, and a gap
 MARK_PAD_PX = 5.0  # beyond a mark's half size: the ring of the lit node
+FULLER_MARGIN_PX = 0.5  # rows this much closer than a fuller level of labels needs
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -75,10 +76,18 @@ def fitted_range(
         y_low, y_high = span(min(ys) - below, max(ys) + above)
     else:
         # Rows too close for a level's lines do not draw them: no room is kept for them.
+        fuller = None  # the row spacing at which the canvas draws the level tried before
         for min_dy_px, reach in reach_y_px:
             y_low, y_high = _vertical(min(ys), max(ys), height_px, reach, legend_px)
             if height_px / (y_high - y_low) >= min_dy_px:
                 break
+            fuller = min_dy_px
+        if fuller is not None and height_px / (y_high - y_low) >= fuller:
+            # Room kept for this level's lines only, yet rows far enough apart that the
+            # canvas would draw the fuller level's: the bottom row's value and .grad lines
+            # went under the legend. Rows just closer than that keep the two consistent.
+            extra = height_px / (fuller - FULLER_MARGIN_PX) - (y_high - y_low)
+            y_low, y_high = y_low - extra / 2, y_high + extra / 2
     # A label wider than the margin (`[4×1×3×3] -0.319…0.301`) widens it; widening makes
     # a pixel fewer units, so a few rounds settle where every label and frame fits.
     reach = reach_px(graph, width_px / (x_high - x_low), half_widths)
