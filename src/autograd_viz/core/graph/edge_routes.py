@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from autograd_viz.core.graph.graph_model import DrawnGraph
+# graph_model.DrawnGraph, which calls route_edges (not imported: the two would import
+# each other): its nodes (with x, y), edges, boxes and frames.
+DrawnGraph = Any
 
 Point = tuple[float, float]
 
