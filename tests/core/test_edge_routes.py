@@ -40,9 +40,9 @@ def _through_marks(graph) -> list[tuple[int, str]]:
     for i, (u, v) in enumerate(graph.edges):
         if graph.nodes[v].x - graph.nodes[u].x <= 1.01:
             continue
-        others = [j for j, key in enumerate(obstacles.keys) if key not in (u, v)]
+        others = np.array([j for j, key in enumerate(obstacles.keys) if key not in (u, v)])
         for p, q in pairwise(_path(graph, i)):
-            hit = edge_routes._crosses(p, q, obstacles.cores[others])
+            hit = obstacles.in_the_way(p, q, others)
             if hit.any():
                 found.append((i, obstacles.keys[others[int(np.argmax(hit))]]))
                 break

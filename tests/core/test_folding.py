@@ -325,3 +325,19 @@ def test_opening_one_layer_moves_nothing_before_it_and_the_rest_only_by_translat
         k: (n.x, n.y) for k, n in before.nodes.items()
     }
     assert again.frames == before.frames and again.boxes == before.boxes
+
+
+def test_parameters_no_forward_used_open_as_one_card() -> None:
+    # nn.TransformerEncoder deep-copies the layer it is given: the template's parameters
+    # are leaves no forward used. Small as the graph is, they are one folded card; the
+    # learner may still open it.
+    trace, _ = _run(TRANSFORMER, LAYERS=2)
+    drawn = drawn_graph(trace, collapsed=None)  # as a picture first opens
+    idle = [k for k, info in drawn.folds.items() if "never called" in info.detail]
+    assert idle == ["layer"]
+    assert "layer" in drawn.collapsed
+    box = next(b for b, lines in drawn.box_text.items() if lines and lines[0] == "layer")
+    assert drawn.nodes[box].title == "layer"
+    opened = drawn_graph(trace, collapsed=None, choices={"layer": True})
+    assert "layer" not in opened.collapsed
+    assert "layer" in opened.frames

@@ -27,9 +27,10 @@ DrawnGraph = Any
 
 Point = tuple[float, float]
 
-# A node's mark and the label under it, in layout units around its position; a mark
-# alone decides whether a straight edge is in the way (a label's corner is not).
-MARK = 0.28
+# A node's mark and the label under it, in layout units around its position. Whether a
+# straight edge is in the way is decided by the inner part of a mark alone: an edge
+# grazing a mark's rim or a label's corner reads right, and a detour around it did not.
+MARK = 0.2
 PLACE_LEFT, PLACE_RIGHT, PLACE_BOTTOM, PLACE_TOP = -0.42, 0.42, -0.72, 0.32
 HALF_GAP = 0.5  # a column's edge: half-way to the next column
 LANE_STEP = 0.25  # lanes are tried this far apart (the folded grid's finest step)
@@ -40,6 +41,7 @@ MOST_LANES = 24  # on each side of each end: past that an edge stays straight
 ROUTED_AT_MOST = 400
 NODES_AT_MOST = 2_000
 BORDER_CLEARANCE = 0.08  # a lane keeps this far from a frame's border
+LANE_GAP = 0.3  # lanes of two sources on one line keep this far apart end to end
 TITLE_CLEARANCE = 0.2  # and this far from its top, where its title sits on the border
 
 
@@ -67,9 +69,24 @@ class _Obstacles:
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.rects = np.array([rects[i] for i in order], dtype=float).reshape(-1, 4)
         self.cores = np.array([cores[i] for i in order], dtype=float).reshape(-1, 4)
+        self.boxed = np.array([keys[i] in graph.boxes for i in order], dtype=bool)
+        self.centres = (self.cores[:, :2] + self.cores[:, 2:]) / 2
         self.lefts = self.rects[:, 0].tolist()
         widest = self.rects[:, 2] - self.rects[:, 0]
         self.widest = float(widest.max()) if len(widest) else 0.0
+
+    def in_the_way(self, a: Point, b: Point, which: np.ndarray) -> np.ndarray:
+        """Per obstacle in `which`, whether segment a→b runs through it: within MARK of a
+        mark's centre (a round mark; a corner grazed is not in the way), or across a box."""
+        boxed = self.boxed[which]
+        hit = _crosses(a, b, self.cores[which]) & boxed
+        centres = self.centres[which]
+        (x0, y0), (x1, y1) = a, b
+        dx, dy = x1 - x0, y1 - y0
+        length2 = dx * dx + dy * dy or 1.0
+        t = np.clip(((centres[:, 0] - x0) * dx + (centres[:, 1] - y0) * dy) / length2, 0, 1)
+        gap = np.hypot(centres[:, 0] - (x0 + t * dx), centres[:, 1] - (y0 + t * dy))
+        return hit | (~boxed & (gap < MARK))
 
     def near(self, left: float, right: float) -> np.ndarray:
         """Indices of the obstacles that may reach into [left, right] across."""
@@ -126,7 +143,7 @@ def route_edges(graph: DrawnGraph) -> dict[int, tuple[Point, ...]]:
         if not len(near):
             continue
         start, end = (a.x, a.y), (b.x, b.y)
-        if not _crosses(start, end, obstacles.cores[near]).any():
+        if not obstacles.in_the_way(start, end, near).any():
             continue
         others = [lane for lane in taken if lane[0] != u]
         route = _route(
@@ -173,7 +190,8 @@ def _route(
     for border, clearance in ((spanned[:, 1], BORDER_CLEARANCE), (spanned[:, 3], TITLE_CLEARANCE)):
         blocked |= (np.abs(lanes - border[None, :]) < clearance).any(axis=1)
     used = np.array([(y, a, b) for _, y, a, b in taken], dtype=float).reshape(-1, 3)
-    used = used[(used[:, 2] > out_x) & (used[:, 1] < in_x), 0]
+    # Lanes that only touch end to end would read as one line: a gap between them too.
+    used = used[(used[:, 2] > out_x - LANE_GAP) & (used[:, 1] < in_x + LANE_GAP), 0]
     blocked |= (np.abs(lanes - used[None, :]) < LANE_STEP / 2).any(axis=1)
     # Nearest both ends first; above before below when as near.
     clear = all_lanes[~blocked].tolist()

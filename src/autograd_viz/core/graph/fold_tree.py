@@ -32,6 +32,9 @@ from autograd_viz.core.graph.picture_graph import topological_order
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace.events import OpEvent
 
+# The detail of a group holding a module variable's parameters that no forward used.
+IDLE = "never called"
+
 
 def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
     """The groups of the drawn graph `g` (built from `trace`)."""
@@ -137,7 +140,7 @@ def _idle_modules(trace: Trace, g: nx.MultiDiGraph, groups: dict[str, Group], en
         idle[parts[0]] = idle.get(parts[0], 0) + 1
     for var, count in idle.items():
         if count >= 2 and var not in groups:
-            groups[var] = Group(var, MODULE, var, "never called", ROOT, path=var, first_event=end)
+            groups[var] = Group(var, MODULE, var, IDLE, ROOT, path=var, first_event=end)
             groups[ROOT].children.append(var)
 
 

@@ -16,6 +16,7 @@ import networkx as nx
 
 from autograd_viz.core.graph.fold_layout import BOX_W, FoldLayout, Placed
 from autograd_viz.core.graph.fold_tree import (
+    IDLE,
     ITERATION,
     LOOP,
     MIDDLE,
@@ -116,6 +117,10 @@ class Folding:
                     folded.discard(grp.key)
                     shown += cost
                     queue.extend(grp.children)
+        # Parameters no forward used (the template layer a TransformerEncoder copies) are
+        # one card however small the graph: open, they were a heap of unused leaves as
+        # big as the model.
+        folded |= {k for k, grp in tree.groups.items() if grp.detail == IDLE and k in self.info}
         for key, opened in choices.items():
             if key in self.info:
                 (folded.discard if opened else folded.add)(key)
