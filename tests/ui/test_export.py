@@ -125,6 +125,13 @@ def test_the_menu_writes_the_shown_runs_page_with_its_folds(canvas, tmp_path: Pa
     assert html == page_html(trace, title="linear step", collapsed=folded.graph.collapsed)
     assert html != page_html(trace, title="linear step")  # the folds as shown, not the first
     assert ExportActions(window, canvas, canvas, lambda: None).write_page(out) is False
+    # The title as the title bar shows it: Qt's "[*]" placeholder reached the page as is.
+    window.setWindowTitle("first.py[*] — autograd-viz")
+    assert actions.write_page(out)
+    assert "<title>first.py — autograd-viz</title>" in out.read_text(encoding="utf-8")
+    window.setWindowModified(True)
+    assert actions.write_page(out)
+    assert "<title>first.py* — autograd-viz</title>" in out.read_text(encoding="utf-8")
     window.close()
 
 

@@ -137,7 +137,7 @@ class ExportActions(QObject):
         player = self.player()
         if player is None:
             return None
-        title = self.window.windowTitle() or "autograd-viz replay"
+        title = self._page_title()
         writer = PageWriter(player.trace, player.graph.collapsed, title, path)
         writer.setAutoDelete(False)
         writer.signals.done.connect(lambda p, error: self._page_done(writer, p, error))
@@ -154,13 +154,21 @@ class ExportActions(QObject):
         else:
             self._say(f"Saved {path}", 4000)
 
+    def _page_title(self) -> str:
+        """The window's title as its title bar shows it: Qt's `[*]` placeholder is a `*`
+        while the editor has unsaved changes, else nothing (it reached the page as is)."""
+        shown = self.window.windowTitle().replace(
+            "[*]", "*" if self.window.isWindowModified() else ""
+        )
+        return shown or "autograd-viz replay"
+
     def write_page(self, path: Path) -> bool:
         """Write the shown run's replay page, with the picture's folds as they are now
         (False: no run is shown)."""
         player = self.player()
         if player is None:
             return False
-        title = self.window.windowTitle() or "autograd-viz replay"
+        title = self._page_title()
         html = page_html(player.trace, title=title, collapsed=player.graph.collapsed)
         write_text_atomic(path, html)
         return True
