@@ -46,6 +46,11 @@ from autograd_viz.ui.graph._screen_geometry import (
 # between COMPACT_DX_PX and LABEL_MIN_DX_PX operation names are shortened (Mul, Acc).
 LABEL_MIN_DX_PX = 80.0
 COMPACT_DX_PX = 36.0
+# Below COMPACT_DX_PX, down to this, tensors keep their names where they collide with
+# nothing and operations go unlabelled (their shapes say what they are, a hover the
+# rest): a 24-layer VAE step fitted in the default window was 34 px a layer, and had
+# no label at all.
+SPARSE_DX_PX = 18.0
 LABEL_MIN_DY_PX = 44.0
 # Rows closer than LABEL_MIN_DY_PX still have room for one line: each node's name alone
 # (its value and .grad are a hover away), down to this spacing; below it, no labels.
@@ -156,14 +161,19 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         return across, down
 
     def labels_fit(self) -> bool:
-        """Whether the last paint had room for labels (full, compact or names only)."""
+        """Whether the last paint had room for labels (full, compact, names only, or the
+        tensors' names alone)."""
         dx, dy = self.last_spacing_px
-        return dx >= COMPACT_DX_PX and dy >= NAMES_MIN_DY_PX
+        return dx >= SPARSE_DX_PX and dy >= NAMES_MIN_DY_PX
 
     def names_only(self) -> bool:
-        """Whether rows are too close for a tensor's value and .grad lines: the last paint
-        drew each node's name alone."""
-        return self.last_spacing_px[1] < LABEL_MIN_DY_PX
+        """Whether rows are too close for a tensor's value and .grad lines, or layers for
+        more than names: the last paint drew each node's name alone."""
+        return self.last_spacing_px[1] < LABEL_MIN_DY_PX or self.sparse()
+
+    def sparse(self) -> bool:
+        """Whether layers are too close for operation names: only tensors are named."""
+        return self.last_spacing_px[0] < COMPACT_DX_PX
 
     def compact(self) -> bool:
         """Whether labels are shortened at the current zoom."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from autograd_viz.core.graph.graph_model import DrawnGraph
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX
+from autograd_viz.ui.graph._edges_item import SPARSE_DX_PX
 from autograd_viz.ui.graph._graph_style import STYLES
 
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
@@ -28,7 +28,7 @@ def reach_px(
     """
     nodes = graph.nodes
     framed = {m for members in graph.groups.values() for m in members if m in nodes}
-    half = half_widths(nodes.keys() if unit_px >= COMPACT_DX_PX else framed)
+    half = half_widths(nodes.keys() if unit_px >= SPARSE_DX_PX else framed)
     reach = {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
     # Every mark too, ringed as the player lights it: at a far zoom the end layers are
     # less than a mark apart from the view's edge.

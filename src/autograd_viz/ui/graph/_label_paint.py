@@ -161,7 +161,7 @@ class LabelPainting:
         title_metrics = measure.metrics(self._title_font)
         detail_metrics = measure.metrics(self._detail_font)
         op_metrics = measure.metrics(self._op_font)
-        compact, names = self.compact(), self.names_only()
+        compact, names, sparse = self.compact(), self.names_only(), self.sparse()
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         # Only the nodes near the view are measured and labelled (a big graph zoomed in
@@ -199,6 +199,8 @@ class LabelPainting:
             node = nodes[key]
             if node.kind == MODULE:
                 continue  # a card's text is inside it
+            if sparse and node.kind in (OPERATION, ACCUMULATE, UNTRACKED):
+                continue  # layers too close: the tensors' names only
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
                 title = node.title
