@@ -202,3 +202,26 @@ def test_a_mode_change_never_shows_a_listener_the_old_position() -> None:
     player.mode_changed.connect(lambda _mode: seen.append(player.current))
     player.set_mode(FORWARD)
     assert seen == [None] and player.position == -1
+
+
+def test_a_gradient_torch_autograd_grad_returns_is_not_said_to_reach_dot_grad() -> None:
+    # torch.autograd.grad hands the gradient back and runs no AccumulateGrad: the caption
+    # said "→ x.grad" while x.grad stayed None.
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    source = (
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "w = torch.tensor(3.0, requires_grad=True)\n"
+        "g, = torch.autograd.grad((w * x ** 2).sum(), x)\n"
+        "(w * x).sum().backward()\n"
+    )
+    trace = run_source(source)
+    player = prepare_run(trace).player
+    player.set_mode("backward")
+    captions = [s.caption for s in player.steps if s.kind == "node"]
+    pow_step = [c for c in captions if c.startswith("PowBackward0")]
+    # torch's own numbers: d/dx of sum(w * x**2) is 2 * w * x = [6, 12], handed back as g.
+    assert pow_step == ["PowBackward0: [6.0, 12.0] → returned for x"], captions
+    assert not any("x.grad" in c for c in captions[: captions.index(pow_step[0]) + 1])
+    # The second call is a backward(): its gradients reach .grad, and the captions say so.
+    assert "MulBackward0: 3.0 → w.grad;  [3.0, 3.0] → x.grad" in captions

@@ -4,6 +4,7 @@ caption, written when first read."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -144,7 +145,7 @@ class _StepLists:
             e.kind,
             e.line,
             lit,
-            partial(self._captions.describe, e, not lit),
+            partial(self._captions.describe, e, not lit, index),
             self.trace.events[index] if e.kind == "error" else None,
         )
 
@@ -170,15 +171,43 @@ class _Captions:
     def __init__(self, index: TraceIndex, graph: DrawnGraph) -> None:
         self._index, self.graph = index, graph
 
-    def describe(self, e: TraceEvent, dark: bool = False) -> _Description:
+    def describe(
+        self, e: TraceEvent, dark: bool = False, position: int | None = None
+    ) -> _Description:
         """A step's caption and the gradients its edges carry; a step that lights
-        nothing (`dark`) says why."""
+        nothing (`dark`) says why. `position`: the event's place in the trace."""
         edges: dict[tuple[str, str], str] = {}
         if isinstance(e, NodeEvent):
             edges = e.edge_grads(self._index, self.graph.feeds, self.graph.alias)
-        caption = e.caption(self._index) + self._inside(e)
+            caption = e.caption(self._index, self._not_accumulated(e, position))
+        else:
+            caption = e.caption(self._index)
+        caption += self._inside(e)
         why = why_nothing_drawn(e, self._index) if dark else None
         return (f"{caption}  · {why}" if why else caption), edges
+
+    def _not_accumulated(self, e: NodeEvent, position: int | None) -> set[str]:
+        """The AccumulateGrad nodes `e` sends to that its pass never ran: torch.autograd.grad
+        returns those gradients and leaves `.grad` alone (so does backward(inputs=…) for
+        the leaves it was not given). Told by the trace: no accumulate event of that node
+        follows before the next pass begins."""
+        if position is None:
+            return set()
+        index = self._index
+        passes = index.positions("backward")
+        after = bisect_right(passes, position)
+        end = passes[after] if after < len(passes) else len(index.events)
+        skipped = set()
+        for _, target, _ in e.sent(index):
+            node = index.nodes.get(target)
+            if node is None or not node.variable:
+                continue
+            if not any(
+                position < p < end and index.event(p).kind == "accumulate"
+                for p in index.of_node(target)
+            ):
+                skipped.add(target)
+        return skipped
 
     def _inside(self, e: TraceEvent) -> str:
         """`  · inside layers.3`: where a step's op sits when its node is folded into a

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -190,14 +190,15 @@ class NodeEvent(TraceEvent):
             if grad is not None:
                 yield i, target, grad
 
-    def caption(self, lookup: Lookup) -> str:
+    def caption(self, lookup: Lookup, returned: Collection[str] = ()) -> str:
         """The chain rule: `MulBackward0: incoming 14 × local 3 = 42 → w.grad` for scalars,
-        shapes otherwise."""
+        shapes otherwise. `returned`: AccumulateGrad nodes the pass did not run (a
+        `torch.autograd.grad` call hands the gradient back instead of writing `.grad`)."""
         incoming = self.grads_in[0] if self.grads_in else None
         g_in = scalar(incoming)
         parts: list[str] = []
         for _, target, grad in self.sent(lookup):
-            to = _target_name(lookup, target)
+            to = _target_name(lookup, target, target in returned)
             g_out = scalar(grad)
             if g_in is not None and g_out is not None and g_in != 0:
                 parts.append(
@@ -231,12 +232,13 @@ class NodeEvent(TraceEvent):
 _make_node = quick_maker(NodeEvent)
 
 
-def _target_name(lookup: Lookup, node_id: str) -> str:
+def _target_name(lookup: Lookup, node_id: str, returned: bool = False) -> str:
     node: NodeInfo | None = lookup.nodes.get(node_id)
     if node is None:
         return "?"
     if node.variable:
-        return f"{tensor_name(lookup, node.variable)}.grad"
+        name = tensor_name(lookup, node.variable)
+        return f"returned for {name}" if returned else f"{name}.grad"
     return node.name
 
 
