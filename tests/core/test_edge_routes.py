@@ -114,6 +114,19 @@ def test_routes_of_every_fidelity_case_are_clear(case: str) -> None:
         assert len(points) in (2, 4)
         (_, lane_a), (_, lane_b) = points[len(points) // 2 - 1 : len(points) // 2 + 1]
         assert lane_a == lane_b  # the long run is level
+    # Two edges of other sources into other targets never run up or down one line (which
+    # lane led to which target would be lost).
+    runs = []
+    for i in graph.routes:
+        u, v = graph.edges[i]
+        path = _path(graph, i)
+        for (x0, y0), (x1, y1) in pairwise(path):
+            if x0 == x1 and y0 != y1:
+                runs.append((u, v, x0, min(y0, y1), max(y0, y1)))
+    for k, (u, v, x, low, high) in enumerate(runs):
+        for u2, v2, x2, low2, high2 in runs[k + 1 :]:
+            if u != u2 and v != v2 and abs(x - x2) < 0.05:
+                assert high <= low2 or high2 <= low, (case, graph.nodes[u].title, x)
 
 
 def test_a_big_open_graph_keeps_straight_edges() -> None:

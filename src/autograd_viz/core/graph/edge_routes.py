@@ -41,6 +41,9 @@ MOST_LANES = 24  # on each side of each end: past that an edge stays straight
 ROUTED_AT_MOST = 400
 NODES_AT_MOST = 2_000
 BORDER_CLEARANCE = 0.08  # a lane keeps this far from a frame's border
+# Where a vertical run may go in the gap between two columns (its middle is a grid line;
+# marks and labels reach to within 0.08 of it): the middle, else just beside it.
+RUN_SHIFTS = (0.0, -0.07, 0.07)
 LANE_GAP = 0.3  # lanes of two sources on one line keep this far apart end to end
 TITLE_CLEARANCE = 0.2  # and this far from its top, where its title sits on the border
 
@@ -133,6 +136,9 @@ def route_edges(graph: DrawnGraph) -> dict[int, tuple[Point, ...]]:
     # Lanes in use: (source, y, left, right). An edge from another source never shares
     # one (which source a drop came from would be lost); one source's edges may (a bus).
     taken: list[tuple[str, float, float, float]] = []
+    # Vertical runs in use, (source, target, x, low, high): two edges of other sources
+    # into other targets never share one (which lane led to which target would be lost).
+    uprights: list[tuple[str, str, float, float, float]] = []
     for i, (u, v) in enumerate(graph.edges):
         a, b = nodes[u], nodes[v]
         if b.x - a.x <= 1.01:  # neighbouring columns: nothing stands between them
@@ -146,13 +152,28 @@ def route_edges(graph: DrawnGraph) -> dict[int, tuple[Point, ...]]:
         if not obstacles.in_the_way(start, end, near).any():
             continue
         others = [lane for lane in taken if lane[0] != u]
+        # Runs of the same source, or into the same target, may share a line: they
+        # still say where each edge goes.
+        crossing = [run[2:] for run in uprights if run[0] != u and run[1] != v]
         route = _route(
-            start, end, boxes.get(u), boxes.get(v), obstacles.rects[near], frames, others
+            start,
+            end,
+            boxes.get(u),
+            boxes.get(v),
+            obstacles.rects[near],
+            frames,
+            others,
+            crossing,
         )
         if route is not None:
             routes[i] = route
             (xa, lane), (xb, _) = route[1:3] if len(route) == 4 else route
             taken.append((u, lane, min(xa, xb), max(xa, xb)))
+            if len(route) == 4:  # its two vertical runs
+                (x, ya), (_, yb), _, _ = route
+                uprights.append((u, v, x, min(ya, yb), max(ya, yb)))
+                _, _, (x, ya), (_, yb) = route
+                uprights.append((u, v, x, min(ya, yb), max(ya, yb)))
             if len(routes) >= ROUTED_AT_MOST:
                 break
     return routes
@@ -166,6 +187,7 @@ def _route(
     rects: np.ndarray,
     frames: np.ndarray,
     taken: list[tuple[str, float, float, float]] = (),
+    uprights: list[tuple[float, float, float]] = (),
 ) -> tuple[Point, ...] | None:
     """Waypoints from `start` to `end` along the nearest clear lane, or None. A lane or a
     bend never runs along a module frame's border, where it would read as the frame."""
@@ -199,13 +221,39 @@ def _route(
         ends = ([start, (out_x, lane)], [(in_x, lane), end])
         if all(_clear(piece, rects) for piece in ends):
             return (out_x, lane), (in_x, lane)
-        square = ([start, (out_x, y0), (out_x, lane)], [(in_x, lane), (in_x, y1), end])
+        # Up (or down) in the gap after the source's column, along, and down (or up) in
+        # the gap before the target's: at the gap's middle, or beside another edge's run.
+        rise = _upright(start, (out_x, y0), lane, rects, frames, uprights, after=True)
+        drop = _upright(end, (in_x, y1), lane, rects, frames, uprights, after=False)
+        if rise is not None and drop is not None:
+            return (rise, y0), (rise, lane), (drop, lane), (drop, y1)
+    return None
+
+
+def _upright(
+    node: Point,
+    foot: Point,
+    lane: float,
+    rects: np.ndarray,
+    frames: np.ndarray,
+    uprights: list[tuple[float, float, float]],
+    after: bool,
+) -> float | None:
+    """The x of a vertical run from `foot`'s height to `lane` in the gap beside `node`
+    (after it, or before it), with the level piece joining it to `node`; None if every
+    place in the gap is taken."""
+    x0, y0 = foot
+    for shift in RUN_SHIFTS:
+        x = x0 + shift
+        level = [node, (x, y0)] if after else [(x, y0), node]
+        upright = [(x, y0), (x, lane)]
         if (
-            all(_clear(piece, rects) for piece in square)
-            and _off_borders(out_x, y0, lane, frames)
-            and _off_borders(in_x, y1, lane, frames)
+            _clear(level, rects)
+            and _clear(upright, rects)
+            and _off_borders(x, y0, lane, frames)
+            and _unshared(x, y0, lane, uprights)
         ):
-            return (out_x, y0), (out_x, lane), (in_x, lane), (in_x, y1)
+            return x
     return None
 
 
@@ -217,3 +265,11 @@ def _off_borders(x: float, y0: float, y1: float, frames: np.ndarray) -> bool:
         (np.abs(beside[:, 0] - x) < BORDER_CLEARANCE)
         | (np.abs(beside[:, 2] - x) < BORDER_CLEARANCE)
     ).any()
+
+
+def _unshared(x: float, y0: float, y1: float, uprights) -> bool:
+    """Whether a vertical run at `x` from y0 to y1 stays off the runs (x, low, high)."""
+    low, high = min(y0, y1), max(y0, y1)
+    return not any(
+        abs(x - ux) < 0.05 and low < u_high and u_low < high for ux, u_low, u_high in uprights
+    )
