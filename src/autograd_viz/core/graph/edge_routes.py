@@ -54,26 +54,18 @@ class _Obstacles:
     def __init__(self, graph: DrawnGraph) -> None:
         keys: list[str] = []
         rects: list[tuple[float, float, float, float]] = []
-        cores: list[tuple[float, float, float, float]] = []
         for key, node in graph.nodes.items():
             box = graph.boxes.get(key)
-            if box is not None:
-                rect = box
-                core = box
-            else:
-                x, y = node.x, node.y
-                rect = (x + PLACE_LEFT, y + PLACE_BOTTOM, x + PLACE_RIGHT, y + PLACE_TOP)
-                core = (x - MARK, y - MARK, x + MARK, y + MARK)
+            x, y = node.x, node.y
             keys.append(key)
-            rects.append(rect)
-            cores.append(core)
+            rects.append(box or (x + PLACE_LEFT, y + PLACE_BOTTOM, x + PLACE_RIGHT, y + PLACE_TOP))
         order = sorted(range(len(keys)), key=lambda i: rects[i][0])
         self.keys = [keys[i] for i in order]
         self.index = {k: i for i, k in enumerate(self.keys)}
         self.rects = np.array([rects[i] for i in order], dtype=float).reshape(-1, 4)
-        self.cores = np.array([cores[i] for i in order], dtype=float).reshape(-1, 4)
-        self.boxed = np.array([keys[i] in graph.boxes for i in order], dtype=bool)
-        self.centres = (self.cores[:, :2] + self.cores[:, 2:]) / 2
+        self.boxed = np.array([k in graph.boxes for k in self.keys], dtype=bool)
+        nodes = graph.nodes
+        self.centres = np.array([(nodes[k].x, nodes[k].y) for k in self.keys]).reshape(-1, 2)
         self.lefts = self.rects[:, 0].tolist()
         widest = self.rects[:, 2] - self.rects[:, 0]
         self.widest = float(widest.max()) if len(widest) else 0.0
@@ -82,7 +74,7 @@ class _Obstacles:
         """Per obstacle in `which`, whether segment a→b runs through it: within MARK of a
         mark's centre (a round mark; a corner grazed is not in the way), or across a box."""
         boxed = self.boxed[which]
-        hit = _crosses(a, b, self.cores[which]) & boxed
+        hit = _crosses(a, b, self.rects[which]) & boxed
         centres = self.centres[which]
         (x0, y0), (x1, y1) = a, b
         dx, dy = x1 - x0, y1 - y0
@@ -151,7 +143,7 @@ def route_edges(graph: DrawnGraph) -> dict[int, tuple[Point, ...]]:
         start, end = (a.x, a.y), (b.x, b.y)
         if not obstacles.in_the_way(start, end, near).any():
             continue
-        others = [lane for lane in taken if lane[0] != u]
+        others = [lane[1:] for lane in taken if lane[0] != u]
         # Runs of the same source, or into the same target, may share a line: they
         # still say where each edge goes.
         crossing = [run[2:] for run in uprights if run[0] != u and run[1] != v]
@@ -186,7 +178,7 @@ def _route(
     target_box: tuple | None,
     rects: np.ndarray,
     frames: np.ndarray,
-    taken: list[tuple[str, float, float, float]] = (),
+    taken: list[tuple[float, float, float]] = (),
     uprights: list[tuple[float, float, float]] = (),
 ) -> tuple[Point, ...] | None:
     """Waypoints from `start` to `end` along the nearest clear lane, or None. A lane or a
@@ -211,7 +203,7 @@ def _route(
     spanned = frames[(frames[:, 2] > out_x) & (frames[:, 0] < in_x)]
     for border, clearance in ((spanned[:, 1], BORDER_CLEARANCE), (spanned[:, 3], TITLE_CLEARANCE)):
         blocked |= (np.abs(lanes - border[None, :]) < clearance).any(axis=1)
-    used = np.array([(y, a, b) for _, y, a, b in taken], dtype=float).reshape(-1, 3)
+    used = np.array(taken, dtype=float).reshape(-1, 3)  # (y, left, right) of other lanes
     # Lanes that only touch end to end would read as one line: a gap between them too.
     used = used[(used[:, 2] > out_x - LANE_GAP) & (used[:, 1] < in_x + LANE_GAP), 0]
     blocked |= (np.abs(lanes - used[None, :]) < LANE_STEP / 2).any(axis=1)

@@ -89,16 +89,20 @@ class ScreenPositions(Mapping[str, QPointF]):
 
 
 def screen_positions(arrays: GraphArrays, transform: QTransform) -> ScreenPositions:
-    """Map every node through the affine part of `transform` at once."""
-    x, y = arrays.xy[:, 0], arrays.xy[:, 1]
-    xs = transform.m11() * x + transform.m21() * y + transform.dx()
-    ys = transform.m12() * x + transform.m22() * y + transform.dy()
-    screen = ScreenPositions(arrays, xs, ys)
+    """Map every node (and every edge's waypoint) through the affine part of `transform`
+    at once."""
+    screen = ScreenPositions(arrays, *_mapped(transform, arrays.xy))
     screen.scale = (abs(transform.m11()), abs(transform.m22()))
-    x, y = arrays.route_xy[:, 0], arrays.route_xy[:, 1]
-    screen.route_xs = transform.m11() * x + transform.m21() * y + transform.dx()
-    screen.route_ys = transform.m12() * x + transform.m22() * y + transform.dy()
+    screen.route_xs, screen.route_ys = _mapped(transform, arrays.route_xy)
     return screen
+
+
+def _mapped(transform: QTransform, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x, y = xy[:, 0], xy[:, 1]
+    return (
+        transform.m11() * x + transform.m21() * y + transform.dx(),
+        transform.m12() * x + transform.m22() * y + transform.dy(),
+    )
 
 
 @dataclass
@@ -130,8 +134,7 @@ def edge_geometry(arrays: GraphArrays, screen: ScreenPositions, view: QRectF) ->
     s, t = arrays.source, arrays.target
     ax, ay, bx, by = screen.xs[s], screen.ys[s], screen.xs[t], screen.ys[t]
     routed = arrays.routed
-    rx = getattr(screen, "route_xs", np.zeros(0))
-    ry = getattr(screen, "route_ys", np.zeros(0))
+    rx, ry = screen.route_xs, screen.route_ys
     # Where an edge's first line heads and its last comes from: the other end, or its
     # first and last waypoint when it is drawn around marks.
     fx, fy, lx, ly = bx.copy(), by.copy(), ax.copy(), ay.copy()
