@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import zlib
 
 import pytest
+import zstandard
 
 from autograd_viz.core.kernel import wire
 from autograd_viz.core.kernel.protocol import (
@@ -92,7 +92,7 @@ def test_the_payload_names_its_encoding_and_an_unknown_one_is_refused() -> None:
     with pytest.raises(ValueError, match="parts arrived"):
         trace_from_payload(payload, buffers + buffers)
     with pytest.raises(ValueError, match="could not be read"):
-        trace_from_payload(payload, [zlib.compress(b"{not json")])
+        trace_from_payload(payload, [zstandard.ZstdCompressor().compress(b"\xc1 not msgpack")])
 
 
 def test_a_kernel_of_the_previous_protocol_is_refused_by_name() -> None:
@@ -102,3 +102,42 @@ def test_a_kernel_of_the_previous_protocol_is_refused_by_name() -> None:
     problem = version_problem(old)
     assert problem is not None
     assert "kernel protocol 2" in problem and f"kernel protocol {PROTOCOL_VERSION}" in problem
+
+
+def test_what_messagepack_would_carry_differently_arrives_as_the_json_form() -> None:
+    # Each odd event sits in a part of its own: the others stay MessagePack.
+    odd = [
+        {"kind": "note", "counts": {1: "one", None: "none", 2.5: "half"}},  # keys not str
+        {"kind": "note", "big": 2**70, "small": -(2**64)},  # past 64 bits
+        {"kind": "note", "text": "a lone surrogate \ud800 in a name"},
+        {"kind": "note", "values": [float("nan"), float("-inf"), 1e308 * 10]},
+    ]
+    plain = [{"kind": "note", "i": i, "x": i / 3} for i in range(wire.EVENTS_PER_PART - 1)]
+    events: list[dict] = []
+    for event in odd:
+        events.extend([event, *plain])
+    trace = Trace(events=events)
+    payload, buffers = trace_payload(trace)
+    back = trace_from_payload(payload, buffers)
+    assert back.to_json() == trace.to_json()
+    assert back.events == Trace.from_json(trace.to_json()).events
+    firsts = [back.events[i * wire.EVENTS_PER_PART] for i in range(len(odd))]
+    assert firsts[0]["counts"] == {"1": "one", "null": "none", "2.5": "half"}
+    assert firsts[1]["big"] == 2**70 and firsts[1]["small"] == -(2**64)
+    assert firsts[2]["text"] == "a lone surrogate \ud800 in a name"
+    assert firsts[3]["values"] == ["nan", "-inf", "inf"]
+    # The head, the (empty) tensor and node parts and the plain events: MessagePack.
+    formats = payload["formats"]
+    assert formats.count("j") == 3 and set(formats) == {"m", "j"}, formats
+
+
+def test_floats_cross_exactly_in_every_dtype() -> None:
+    trace = run_source(
+        "import torch\nx = torch.tensor([0.1, 1/3, 1e-40, -0.0], dtype=torch.float64,"
+        " requires_grad=True)\ny = x.float().half().sum()\ny.backward()\n"
+    )
+    back = trace_from_payload(*trace_payload(trace))
+    assert back.to_json() == trace.to_json()
+    x = next(t for t in back.tensors if t.name == "x")
+    assert x.value is not None and x.value.data == [0.1, 1 / 3, 1e-40, -0.0]
+    assert math.copysign(1.0, x.value.data[3]) == -1.0

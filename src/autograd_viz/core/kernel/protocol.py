@@ -33,7 +33,8 @@ from autograd_viz.core.trace import _model as _trace_module
 # 2: calls are answered per request (no tag) and name `module:qualname`; runs choose a
 # fresh or kept namespace; every reply carries the versions. 3: a run's trace crosses as
 # compressed parts in the message's binary buffers (core/kernel/wire.py), not as JSON text.
-PROTOCOL_VERSION = 3
+# 4: the parts are MessagePack and zstd (orjson and zlib before).
+PROTOCOL_VERSION = 4
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
 RESULT_MIME = "application/vnd.autograd-viz.result+json"
 # Only functions of our own core may be called by name from the app.

@@ -201,6 +201,8 @@ class Trace:
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     names = cls.__dataclass_fields__.keys()
+    if data.keys() <= names:  # the usual case: no key to drop, no copy to make
+        return data
     return {k: v for k, v in data.items() if k in names}
 
 
