@@ -19,6 +19,9 @@ def test_a_player_prepared_later_has_the_same_steps_and_frames() -> None:
     trace = run_source(CHAIN)
     now, later = prepare_run(trace), prepare_run(trace, replay_later=True)
     assert now.player.ready and not later.player.ready
+    # The line map too is left for later, and is the same once made.
+    assert "source_map" in now._measured and "source_map" not in later._measured
+    assert later.source_map.line_of == now.source_map.line_of
     later.player.prepare()
     assert later.player.ready
     for mode in ("forward", BACKWARD):
@@ -62,3 +65,6 @@ def test_a_big_trace_on_the_canvas_gets_its_replay_after_its_picture(qtbot) -> N
     qtbot.waitUntil(lambda: not canvas.laying_out, timeout=30_000)
     assert canvas.view.player.ready
     assert bar.step_button.isEnabled()
+    # The job made the line map on its thread: the editor's first link costs nothing.
+    assert "source_map" in canvas.view.run._measured
+    assert canvas.view.line_of(trace.tensor_named("h").id) == 5

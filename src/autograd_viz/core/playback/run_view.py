@@ -42,9 +42,17 @@ class ShownRun:
     trace: Trace
     graph: DrawnGraph
     player: Player = field(compare=False)
-    source_map: SourceMap = field(compare=False)
     # What is measured of the run when first asked; shared by the copies a refold makes.
     _measured: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def source_map(self) -> SourceMap:
+        """Which line made which tensor and node: made when first asked (for a big run by
+        the replay job, after the picture is shown: the 8k-node RNN's takes 25-35 ms)."""
+        source_map = self._measured.get("source_map")
+        if source_map is None:
+            source_map = self._measured["source_map"] = SourceMap(self.trace)
+        return source_map
 
     @property
     def freeing(self) -> list:
@@ -76,12 +84,16 @@ def prepare_run(
     """Everything needed to show a trace, built in one go (on a worker thread for a big
     one): the layout, the player with its first view's steps, the source line map.
     `collapsed` None folds what a first look needs, with the learner's `choices` (group
-    key -> opened, from earlier runs) applied. `replay_later`: the player's tables are
-    left for `run.player.prepare()`, so the picture can be shown first."""
+    key -> opened, from earlier runs) applied. `replay_later`: the player's tables and the
+    line map are left for `run.player.prepare()` and `run.source_map`, so the picture can
+    be shown first."""
     with collections_postponed():
         graph = drawn_graph(trace, collapsed, previous, choices=choices)
         player = Player(trace, graph, prepared=not replay_later)
-        return ShownRun(trace, graph, player, SourceMap(trace))
+        shown = ShownRun(trace, graph, player)
+        if not replay_later:
+            shown.source_map  # noqa: B018 (made now, with the rest)
+        return shown
 
 
 def nothing_ran(trace: Trace) -> str | None:

@@ -61,7 +61,7 @@ class LayoutJob(QRunnable):
 
 class ReplayJob(QRunnable):
     """After a big run's picture is on screen: the player's tables (the 8k-node RNN's
-    0.1-0.26 s) and what the graph holds for backward (the memory bar's); answers
+    0.1-0.26 s), the line map and what the graph holds for backward (the memory bar's); answers
     `prepared` through its `signals`. Started once the picture has painted: run beside
     the first paint, its Python work slowed the paint's many GIL handovers to 60 ms."""
 
@@ -76,6 +76,7 @@ class ReplayJob(QRunnable):
         try:
             with collections_postponed(), gil_shared():
                 shown.player.prepare()
+                shown.source_map  # noqa: B018 (made here, read when the editor and graph link)
                 shown.memory  # noqa: B018 (measured here, read by the memory bar)
                 freeze_big_run(len(trace.events) + len(trace.tensors) + len(trace.nodes))
         except Exception as exc:  # the picture stays; the player says so when asked
