@@ -10,9 +10,15 @@ the canvas says the graph is drawn (`GraphCanvas.trace_drawn`). The time is spli
 what the kernel's payload and the app's decoding report:
 
     capture   press → the kernel has the trace (request sent, user code under the tracer)
-    encode    the kernel turning the trace into its wire parts (payload `encode_s`)
-    transfer  the kernel's send (`sent_at`) → the app's worker starts decoding
-    decode    inflating and parsing the parts into a Trace, on the worker thread
+    encode    the kernel turning the trace into its wire parts and sending each (payload
+              `encode_s`)
+    transfer  the kernel's last send (`sent_at`) → the app's worker has the payload
+    decode    inflating and parsing the parts into a Trace, on the worker thread: each
+              part as it arrives, while the kernel encodes the next, so this overlaps
+              `encode` (the columns add up to more than the picture's time)
+    crossing  the kernel starts encoding → the app has the Trace: what encode, transfer
+              and decode cost together, overlaps counted once (capture + crossing +
+              layout = picture)
     layout    decoded → drawn (layout on a worker for big traces, then the drawing)
 
 It prints bytes per event on the wire and the longest the GUI thread went without running
@@ -64,26 +70,45 @@ PROBE_MS = 5
 
 
 class _Decoding:
-    """Wraps the worker's trace_from_payload to see the payload, its bytes and its time."""
+    """Wraps the worker's trace_from_payload, and the reading of each part sent ahead of
+    it, to see the payload, its bytes and the time spent reading them."""
 
     def __init__(self) -> None:
         self.original = replies_module.trace_from_payload
         self.last: dict[str, Any] = {}
+        self.parts = {"bytes": 0, "seconds": 0.0}
         replies_module.trace_from_payload = self  # type: ignore[assignment]
+        assembly = getattr(replies_module, "TraceAssembly", None)
+        if assembly is not None:  # protocol 4 on: parts are read as they arrive
+            parts = self.parts
 
-    def __call__(self, payload: dict[str, Any], *buffers: list[Any]) -> Any:
+            class _TimedAssembly(assembly):
+                def add(self, fmt: str, buffer: Any) -> None:
+                    start = time.perf_counter()
+                    super().add(fmt, buffer)
+                    parts["seconds"] += time.perf_counter() - start
+                    parts["bytes"] += len(buffer)
+
+            replies_module.TraceAssembly = _TimedAssembly  # type: ignore[attr-defined]
+
+    def reset(self) -> None:
+        self.last = {}
+        self.parts.update(bytes=0, seconds=0.0)
+
+    def __call__(self, payload: dict[str, Any], *buffers: Any) -> Any:
         arrived = time.time()
         start = time.perf_counter()
         trace = self.original(payload, *buffers)
         # Before protocol 3 (for a before/after run) the trace was JSON text in the payload.
         text = [payload.get("trace") or "", *payload.get("event_chunks", ())]
-        wire = buffers[0] if buffers else [t.encode() for t in text]
+        wire = buffers[0] if buffers and buffers[0] else [t.encode() for t in text]
         self.last = {
             "payload": payload,
-            "bytes": sum(len(b) for b in wire),
+            "bytes": sum(len(b) for b in wire) + self.parts["bytes"],
             "arrived": arrived,
-            "decode_s": time.perf_counter() - start,
+            "decode_s": time.perf_counter() - start + self.parts["seconds"],
             "decoded_at": time.perf_counter(),
+            "decoded_wall": time.time(),
         }
         return trace
 
@@ -135,7 +160,7 @@ def _one(window: MainWindow, decoding: _Decoding, probe: _StallProbe, code: str)
     drawn: list[float] = []
     window.canvas.trace_drawn.connect(lambda _t: drawn.append(time.perf_counter()))
     window.document.set_text(code, None)  # as File → Open would, without asking to save
-    decoding.last = {}
+    decoding.reset()
     probe.start()
     pressed_wall, pressed = time.time(), time.perf_counter()
     QTest.keyClick(window.editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
@@ -148,14 +173,17 @@ def _one(window: MainWindow, decoding: _Decoding, probe: _StallProbe, code: str)
     assert trace is not None
     nan = float("nan")  # a kernel from before protocol 3 did not say
     sent_at, encode_s = float(payload.get("sent_at", nan)), float(payload.get("encode_s", nan))
+    # Protocol 4 on: when the kernel began encoding (its parts are sent as they are made).
+    encode_started_at = float(payload.get("encode_started_at", sent_at - encode_s))
     return {
         "nodes": len(trace.nodes),
         "events": len(trace.events),
         "bytes_per_event": last["bytes"] / max(1, len(trace.events)),
         "picture_s": drawn[0] - pressed,
-        "capture_s": sent_at - encode_s - pressed_wall,
+        "capture_s": encode_started_at - pressed_wall,
         "encode_s": encode_s,
         "transfer_s": last["arrived"] - sent_at,
+        "crossing_s": last["decoded_wall"] - encode_started_at,
         "decode_s": last["decode_s"],
         "layout_s": drawn[0] - last["decoded_at"],
         "stall_arrive_ms": stall_ms["arrive"],
@@ -196,7 +224,8 @@ def main() -> None:
 
     header = (
         f"{'case':<18}{'nodes':>7}{'events':>8}{'B/event':>9}{'picture':>9}{'capture':>9}"
-        f"{'encode':>8}{'transfer':>9}{'decode':>8}{'layout':>8}{'stall<':>8}{'stall>':>8}"
+        f"{'encode':>8}{'transfer':>9}{'decode':>8}{'crossing':>9}{'layout':>8}{'stall<':>8}"
+        f"{'stall>':>8}"
     )
     print(
         "Ctrl+Enter → first picture (s). Longest GUI-thread gap (ms): stall< while the trace"
@@ -213,7 +242,8 @@ def main() -> None:
             print(
                 f"{name:<18}{r['nodes']:>7}{r['events']:>8}{r['bytes_per_event']:>9.0f}"
                 f"{r['picture_s']:>9.3f}{r['capture_s']:>9.3f}{r['encode_s']:>8.3f}"
-                f"{r['transfer_s']:>9.3f}{r['decode_s']:>8.3f}{r['layout_s']:>8.3f}"
+                f"{r['transfer_s']:>9.3f}{r['decode_s']:>8.3f}{r['crossing_s']:>9.3f}"
+                f"{r['layout_s']:>8.3f}"
                 f"{r['stall_arrive_ms']:>8.0f}{r['stall_draw_ms']:>8.0f}",
                 flush=True,
             )

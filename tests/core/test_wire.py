@@ -141,3 +141,57 @@ def test_floats_cross_exactly_in_every_dtype() -> None:
     x = next(t for t in back.tensors if t.name == "x")
     assert x.value is not None and x.value.data == [0.1, 1 / 3, 1e-40, -0.0]
     assert math.copysign(1.0, x.value.data[3]) == -1.0
+
+
+def _published(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, list]]:
+    """What publish_trace sends, message by message: (MIME type, payload, buffers)."""
+    from autograd_viz.core.kernel import protocol
+
+    sent: list[tuple[str, dict, list]] = []
+    monkeypatch.setattr(
+        protocol,
+        "_publish",
+        lambda mime, payload, text, buffers=None: sent.append((mime, payload, list(buffers or []))),
+    )
+    protocol.publish_trace(trace, namespace="fresh")
+    return sent
+
+
+def test_a_run_sends_each_part_ahead_and_the_app_reads_them_as_they_come(monkeypatch) -> None:
+    from autograd_viz.core.kernel.protocol import TRACE_MIME, TRACE_PART_MIME
+
+    trace = run_source(
+        "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
+        "for _ in range(1500):\n    y = y * x\ny.backward()\n"
+    )
+    sent = _published(trace, monkeypatch)
+    *parts, (mime, payload, buffers) = sent
+    assert mime == TRACE_MIME and buffers == [] and payload["streamed"] is True
+    assert payload["namespace"] == "fresh" and version_problem(payload) is None
+    assert {m for m, _, _ in parts} == {TRACE_PART_MIME}
+    assert [p["index"] for _, p, _ in parts] == list(range(len(parts)))
+    assert all(len(b) == 1 for _, _, b in parts)
+    assert "".join(p["format"] for _, p, _ in parts) == payload["formats"]
+    assert len(parts) == 1 + sum(payload["parts"].values()) > 3
+    assembly = wire.TraceAssembly(parts[0][1]["parts"])
+    for _, part, part_buffers in parts:
+        assembly.add(part["format"], part_buffers[0])
+    back = trace_from_payload(payload, [], assembly)
+    assert back.to_json() == trace.to_json()
+
+
+def test_parts_missing_or_too_many_are_refused_by_name(monkeypatch) -> None:
+    trace = run_source("import torch\nx = torch.ones(2, requires_grad=True)\n(x * 2).sum()\n")
+    *parts, (_, payload, _) = _published(trace, monkeypatch)
+    with pytest.raises(ValueError, match="did not arrive"):
+        trace_from_payload(payload, [], None)
+    short = wire.TraceAssembly(payload["parts"])
+    for _, part, buffers in parts[:-1]:
+        short.add(part["format"], buffers[0])
+    with pytest.raises(ValueError, match="parts arrived"):
+        trace_from_payload(payload, [], short)
+    extra = wire.TraceAssembly(payload["parts"])
+    for _, part, buffers in [*parts, parts[-1]]:
+        extra.add(part["format"], buffers[0])
+    with pytest.raises(ValueError, match="parts arrived"):
+        trace_from_payload(payload, [], extra)

@@ -12,7 +12,13 @@ import pytest
 import torch
 
 from autograd_viz.core.kernel.notebook import NOTEBOOK_RUN_MIME, notebook_trace_request
-from autograd_viz.core.kernel.protocol import TRACE_MIME, trace_from_payload, version_problem
+from autograd_viz.core.kernel.protocol import (
+    TRACE_MIME,
+    TRACE_PART_MIME,
+    trace_from_payload,
+    version_problem,
+)
+from autograd_viz.core.kernel.wire import TraceAssembly
 from autograd_viz.jupyter._magic import app_command
 from tests.session.test_remote_kernel import _separate_kernel
 
@@ -87,15 +93,20 @@ def _oracle() -> dict[str, float]:
 
 
 def _fetched(book: Notebook, run_id: str):
-    """What an attached app receives for a run id: the trace in the message's buffers."""
+    """What an attached app receives for a run id: the trace's parts, each in the buffer of
+    a message of its own, then the payload that describes them."""
     said: list[dict] = []
     book.client.execute_interactive(
         notebook_trace_request(run_id), timeout=60, output_hook=said.append
     )
+    parts = [m for m in said if TRACE_PART_MIME in m["content"].get("data", {})]
     reply = next(m for m in said if TRACE_MIME in m["content"].get("data", {}))
     payload = reply["content"]["data"][TRACE_MIME]
-    assert version_problem(payload) is None and reply["buffers"]
-    return trace_from_payload(payload, reply["buffers"])
+    assert version_problem(payload) is None and payload["streamed"] and len(parts) > 1
+    assembly = TraceAssembly(payload["parts"])
+    for message in parts:
+        assembly.add(message["content"]["data"][TRACE_PART_MIME]["format"], message["buffers"][0])
+    return trace_from_payload(payload, [], assembly)
 
 
 def test_a_traced_cell_is_still_a_cell_and_announces_its_run(notebook) -> None:

@@ -15,6 +15,7 @@ from jupyter_client import KernelManager
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from autograd_viz.core.kernel.protocol import KERNEL_INFO_MIME, setup_request, version_problem
+from autograd_viz.core.kernel.wire import TraceAssembly
 from autograd_viz.core.platform.process_tree import new_run_mark
 from autograd_viz.core.platform.shadowing import HiddenModule
 from autograd_viz.session._call import Request, failure
@@ -63,6 +64,9 @@ class KernelWorker(QObject, _RequestReplies):
         self._loss: tuple[str, str] | None = None
         # The binary buffers that came with each of our MIME replies of the last request.
         self._buffers: dict[str, list[Any]] = {}
+        # The parts of a run's trace read so far, as they arrived (see _take_part).
+        self._assembly: TraceAssembly | None = None
+        self._parts_postponed = contextlib.ExitStack()
         # A running Jupyter kernel's connection file to attach to instead of launching one
         # (a GPU server's kernel): never shut down, restarted or killed by the app.
         self.existing: str | None = None

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from autograd_viz.core.kernel.protocol import TRACE_MIME, _publish, trace_payload, versions
+from autograd_viz.core.kernel.protocol import publish_trace, versions
 from autograd_viz.core.trace import Trace
 
 NOTEBOOK_RUN_MIME = "application/vnd.autograd-viz.notebook-run+json"
@@ -86,7 +86,7 @@ def announcement(run: CellRun) -> dict[str, Any]:
 
 
 def notebook_trace_request(run_id: str) -> str:
-    """Code an attached app sends to fetch a traced cell's trace (TRACE_MIME, buffers)."""
+    """Code an attached app sends to fetch a traced cell's trace (as a run's is sent)."""
     return (
         "import autograd_viz.core.kernel.notebook as __avz\n"
         f"__avz.kernel_notebook_trace({run_id!r})\ndel __avz\n"
@@ -99,7 +99,4 @@ def kernel_notebook_trace(run_id: str) -> None:
     trace = kept_trace(run_id)
     if trace is None:
         return
-    payload, buffers = trace_payload(trace)
-    payload["namespace"] = "kept"
-    payload["run_id"] = run_id
-    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes", buffers)
+    publish_trace(trace, namespace="kept", run_id=run_id)

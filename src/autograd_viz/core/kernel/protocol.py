@@ -25,17 +25,23 @@ import time
 import traceback
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograd_viz.core.trace import TRACE_MIME, Trace
 from autograd_viz.core.trace import _model as _trace_module
 
+if TYPE_CHECKING:
+    from autograd_viz.core.kernel.wire import TraceAssembly
+
 # 2: calls are answered per request (no tag) and name `module:qualname`; runs choose a
 # fresh or kept namespace; every reply carries the versions. 3: a run's trace crosses as
 # compressed parts in the message's binary buffers (core/kernel/wire.py), not as JSON text.
-# 4: the parts are MessagePack and zstd (orjson and zlib before).
+# 4: the parts are MessagePack and zstd (orjson and zlib before), each sent ahead in a
+# TRACE_PART_MIME message of its own.
 PROTOCOL_VERSION = 4
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
+# One part of a run's trace, sent ahead of the TRACE_MIME payload (see publish_trace).
+TRACE_PART_MIME = "application/vnd.autograd-viz.trace-part+json"
 RESULT_MIME = "application/vnd.autograd-viz.result+json"
 # Only functions of our own core may be called by name from the app.
 _CALLABLE_PACKAGE = "autograd_viz.core."
@@ -45,8 +51,10 @@ __all__ = [
     "PROTOCOL_VERSION",
     "RESULT_MIME",
     "TRACE_MIME",
+    "TRACE_PART_MIME",
     "call_request",
     "call_target",
+    "publish_trace",
     "run_request",
     "setup_request",
     "trace_from_payload",
@@ -335,15 +343,31 @@ def kernel_run(
                 f"The code ran out of memory; {memory_limit_words('the kernel')}."
                 " The kernel is fine.\n"
             )
-        # The trace crosses as compressed parts in the message's buffers (core/kernel/wire.py).
-        started = time.perf_counter()
-        payload, buffers = trace_payload(trace)
-        payload["namespace"] = KEPT if keep else FRESH
-        # For benchmarks/bench_picture.py's split of the time (docs/trace.md): read by no view.
-        payload["encode_s"] = round(time.perf_counter() - started, 4)
-        payload["sent_at"] = time.time()
-        _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes", buffers)
-        del trace, payload, buffers
+        publish_trace(trace, namespace=KEPT if keep else FRESH)
+        del trace
+
+
+def publish_trace(trace: Trace, **fields: Any) -> None:
+    """Publish `trace` as the app reads it: each compressed part (core/kernel/wire.py) in a
+    TRACE_PART_MIME message of its own as soon as it is encoded, so the app reads one while
+    the next is encoded (the 8k-node RNN's: 0.1 s each way, now side by side); then the
+    TRACE_MIME payload that says what was sent, with `fields` (the run's namespace…)."""
+    from autograd_viz.core.kernel.wire import WIRE_ENCODING, encode_parts
+
+    started, started_at = time.perf_counter(), time.time()
+    counts, parts = encode_parts(trace)
+    head = {**versions(), "encoding": WIRE_ENCODING, "parts": counts}
+    formats = []
+    for i, (fmt, raw) in enumerate(parts):
+        formats.append(fmt)
+        part = {**head, "index": i, "format": fmt}
+        _publish(TRACE_PART_MIME, part, f"autograd-viz trace part {i + 1}", [raw])
+    payload = {**head, "formats": "".join(formats), "streamed": True, **fields}
+    # For benchmarks/bench_picture.py's split of the time (docs/trace.md): read by no view.
+    payload["encode_started_at"] = started_at
+    payload["encode_s"] = round(time.perf_counter() - started, 4)
+    payload["sent_at"] = time.time()
+    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")
 
 
 def trace_payload(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
@@ -355,12 +379,19 @@ def trace_payload(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
     return {**versions(), **meta}, buffers
 
 
-def trace_from_payload(payload: dict[str, Any], buffers: list[Any]) -> Trace:
-    """The trace a TRACE_MIME payload and its buffers carry (one part parsed at a time)."""
+def trace_from_payload(
+    payload: dict[str, Any], buffers: list[Any], assembly: TraceAssembly | None = None
+) -> Trace:
+    """The trace a TRACE_MIME payload carries: in its buffers (one part parsed at a time),
+    or, when it says it `streamed` them, in the parts `assembly` read as they came."""
     from autograd_viz.core.kernel.wire import decode_trace
     from autograd_viz.core.platform.gc_pause import collections_postponed
 
     with collections_postponed():
+        if payload.get("streamed"):
+            if assembly is None:
+                raise ValueError("the trace's parts did not arrive")
+            return assembly.trace(payload)
         return decode_trace(payload, buffers)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgpack
@@ -30,7 +30,15 @@ import zstandard
 
 from autograd_viz.core.trace import Trace, json_safe
 
-__all__ = ["WIRE_ENCODING", "decode_trace", "dumps", "encode_trace", "loads"]
+__all__ = [
+    "WIRE_ENCODING",
+    "TraceAssembly",
+    "decode_trace",
+    "dumps",
+    "encode_parts",
+    "encode_trace",
+    "loads",
+]
 
 # Named in every payload: an app that does not know it says so instead of guessing.
 WIRE_ENCODING = "msgpack+zstd/1"
@@ -41,6 +49,8 @@ NODES_PER_PART = 2_000
 TENSORS_PER_PART = 200
 # zstd level 1: on the RNN's events 4x faster than zlib's level 1 and a third smaller.
 _LEVEL = 1
+# The lists the trace's parts carry after its head, in the order they are sent.
+_KINDS = ("tensors", "nodes", "events")
 # One letter per part in the payload's "formats": how that part's bytes are written.
 _MSGPACK, _JSON = "m", "j"
 
@@ -114,55 +124,107 @@ def _parts(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def encode_trace(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
-    """The payload's description of the parts (how many of each, each one's format) and
-    the parts' bytes."""
+def encode_parts(trace: Trace) -> tuple[dict[str, int], Iterator[tuple[str, bytes]]]:
+    """How many parts of each kind the trace makes, and the parts themselves, each one's
+    format letter and bytes, encoded only as the iterator reaches it (so the kernel can send
+    one while it encodes the next, and the app read it meanwhile)."""
     head = trace.to_dict()
     tensors, nodes, events = head.pop("tensors"), head.pop("nodes"), head.pop("events")
-    groups = {
+    groups = {  # in _KINDS' order
         "tensors": _parts(tensors, TENSORS_PER_PART),
         "nodes": _parts(nodes, NODES_PER_PART),
         "events": _parts(events, EVENTS_PER_PART),
     }
-    packed = [_packed(head)]
-    for parts in groups.values():
-        packed.extend(_packed(list(part)) for part in parts)
-    compressor = zstandard.ZstdCompressor(level=_LEVEL)
-    meta = {
-        "encoding": WIRE_ENCODING,
-        "parts": {k: len(v) for k, v in groups.items()},
-        "formats": "".join(fmt for fmt, _ in packed),
-    }
-    return meta, [compressor.compress(raw) for _, raw in packed]
+
+    def parts() -> Iterator[tuple[str, bytes]]:
+        compressor = zstandard.ZstdCompressor(level=_LEVEL)
+        fmt, raw = _packed(head)
+        yield fmt, compressor.compress(raw)
+        for chunks in groups.values():
+            for chunk in chunks:
+                fmt, raw = _packed(list(chunk))
+                yield fmt, compressor.compress(raw)
+
+    return {k: len(v) for k, v in groups.items()}, parts()
+
+
+def encode_trace(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
+    """The payload's description of the parts (how many of each, each one's format) and
+    the parts' bytes."""
+    counts, parts = encode_parts(trace)
+    formats, buffers = [], []
+    for fmt, raw in parts:
+        formats.append(fmt)
+        buffers.append(raw)
+    return {"encoding": WIRE_ENCODING, "parts": counts, "formats": "".join(formats)}, buffers
+
+
+class TraceAssembly:
+    """A trace read a part at a time, as its parts arrive (`add`), then whole (`trace`).
+
+    Reading a part (inflating it, parsing it, making its tensor or node records) happens
+    in `add`, so an app reads each part while the kernel still encodes the next. `counts`
+    is the payload's `parts`: how many parts of tensors, nodes and events follow the head.
+    """
+
+    def __init__(self, counts: dict[str, Any]) -> None:
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._kinds = ["head"] + [k for k in _KINDS for _ in range(int(counts.get(k, 0)))]
+        self._counts = dict(counts)
+        self._trace: Trace | None = None
+        self._formats: list[str] = []
+        self._problem: str | None = None
+
+    def add(self, fmt: str, buffer: bytes | memoryview) -> None:
+        """Read the next part (its format letter and bytes); a part that cannot be read, or
+        one more than `counts` said, is remembered and named by `trace`."""
+        if self._problem is not None:
+            return
+        n = len(self._formats)
+        self._formats.append(fmt)
+        if n >= len(self._kinds):
+            self._problem = f"{n + 1} trace parts arrived, {len(self._kinds)} were sent"
+            return
+        kind = self._kinds[n]
+        try:
+            data = _unpacked(fmt, self._decompressor.decompress(buffer))
+            if kind == "head":
+                self._trace = Trace.from_dict(data)
+            elif self._trace is not None:
+                # Tensors and nodes become their records (as Trace.from_dict builds them);
+                # events stay the plain dicts the trace keeps.
+                items = data if kind == "events" else getattr(Trace.from_dict({kind: data}), kind)
+                getattr(self._trace, kind).extend(items)
+        except (zstandard.ZstdError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            self._problem = f"a trace part could not be read: {exc}"  # json's: ValueErrors
+
+    def trace(self, meta: dict[str, Any]) -> Trace:
+        """The trace of the parts added, as `meta` (the payload) describes them
+        (ValueError for parts it cannot read, or that are not the ones sent)."""
+        if meta.get("encoding") != WIRE_ENCODING:
+            raise ValueError(f"unknown trace encoding {meta.get('encoding')!r}")
+        if self._problem is not None:
+            raise ValueError(self._problem)
+        counts = meta.get("parts") or {}
+        wanted = 1 + sum(int(counts.get(k, 0)) for k in _KINDS)
+        arrived = len(self._formats)
+        if arrived != wanted or counts != self._counts or self._trace is None:
+            raise ValueError(f"{arrived} trace parts arrived, {wanted} were sent")
+        if "".join(self._formats) != str(meta.get("formats", "")):
+            raise ValueError("the trace's parts are not the ones its payload describes")
+        trace, self._trace = self._trace, None
+        return trace
 
 
 def decode_trace(meta: dict[str, Any], buffers: Sequence[bytes | memoryview]) -> Trace:
     """The trace that `encode_trace` sent (ValueError for a payload it cannot read)."""
     if meta.get("encoding") != WIRE_ENCODING:
         raise ValueError(f"unknown trace encoding {meta.get('encoding')!r}")
-    counts = meta.get("parts") or {}
-    wanted = 1 + sum(int(counts.get(k, 0)) for k in ("tensors", "nodes", "events"))
     formats = str(meta.get("formats", ""))
-    if len(buffers) != wanted or len(formats) != wanted:
+    assembly = TraceAssembly(meta.get("parts") or {})
+    for fmt, buffer in zip(formats, buffers, strict=False):
+        assembly.add(fmt, buffer)
+    if len(buffers) != len(formats):
+        wanted = 1 + sum(int((meta.get("parts") or {}).get(k, 0)) for k in _KINDS)
         raise ValueError(f"{len(buffers)} trace parts arrived, {wanted} were sent")
-    decompressor = zstandard.ZstdDecompressor()
-
-    def part(i: int) -> Any:
-        return _unpacked(formats[i], decompressor.decompress(buffers[i]))
-
-    try:
-        trace = Trace.from_dict(part(0))
-        i = 1
-        for key in ("tensors", "nodes", "events"):
-            target = getattr(trace, key)
-            for _ in range(int(counts.get(key, 0))):
-                items = part(i)
-                i += 1
-                # Tensors and nodes become their records (as Trace.from_dict builds them);
-                # events stay the plain dicts the trace keeps.
-                target.extend(
-                    items if key == "events" else getattr(Trace.from_dict({key: items}), key)
-                )
-    except (zstandard.ZstdError, ValueError, TypeError) as exc:  # json's errors are ValueErrors
-        raise ValueError(f"a trace part could not be read: {exc}") from exc
-    return trace
+    return assembly.trace(meta)
