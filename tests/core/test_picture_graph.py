@@ -55,3 +55,22 @@ def test_its_views_work_and_leave_no_cycle() -> None:
         assert watched() is None  # freed by reference counting: no view points back
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_plain_edges_are_added_as_networkx_adds_them(seed: int) -> None:
+    rng = random.Random(seed)
+    names = [f"v{i}" for i in range(60)]
+    pairs = [tuple(rng.sample(names, 2)) for _ in range(400)]
+    pairs += [(a, a) for a in names[:3]] + pairs[:50]  # self-loops and parallel edges
+    slow, quick = PictureGraph(), PictureGraph()
+    for g in (slow, quick):
+        g.add_nodes_from(names[::2])  # some nodes there before, the rest new with an edge
+        g.add_edge(*pairs[0], key=1)  # a key taken out of turn: the next one skips it
+    for u, v in pairs:
+        slow.add_edge(u, v)
+    quick.add_plain_edges(pairs)
+    assert list(quick.nodes) == list(slow.nodes)
+    assert list(quick.edges(keys=True, data=True)) == list(slow.edges(keys=True, data=True))
+    assert quick._pred == slow._pred
+    assert all(quick._succ[u][v] is quick._pred[v][u] for u, v, _ in quick.edges(keys=True))

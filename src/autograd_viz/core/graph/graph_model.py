@@ -184,24 +184,27 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
             g.add_node(n.id, item=_op_node(n))
     # The tensor that carries output `nr` of node `id` forward, where the user kept one.
     carrier: dict[tuple[str, int], str] = {}
+    edges: list[tuple[str, str]] = []  # added in one go, in this order
     for t in tensors:
         if t.grad_fn in nodes:
             carrier.setdefault((t.grad_fn, t.output_nr), t.id)
-            g.add_edge(t.grad_fn, t.id)
+            edges.append((t.grad_fn, t.id))
+    feeds: dict[tuple[str, int], str] = {}
     for n in trace.nodes:
         if n.id not in nodes:
             continue
         if n.variable in drawn:
-            g.add_edge(n.variable, n.id)
+            edges.append((n.variable, n.id))
         nrs = n.next_nr or [0] * len(n.next)
         for i, (source, nr) in enumerate(zip(n.next, nrs, strict=False)):
             start = carrier.get((source, nr), source)
-            g.graph.setdefault("feeds", {})[(n.id, i)] = start
-            g.add_edge(start, n.id)
+            feeds[(n.id, i)] = start
+            edges.append((start, n.id))
+    if feeds:
+        g.graph["feeds"] = feeds
     constants = {t.id for t in tensors if not t.requires_grad}
-    for tid, nid in dict.fromkeys(fed):
-        if tid in constants:
-            g.add_edge(tid, nid)
+    edges.extend((tid, nid) for tid, nid in dict.fromkeys(fed) if tid in constants)
+    g.add_plain_edges(edges)
     return g
 
 
