@@ -243,19 +243,15 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
         lines.append(grp.detail if grp.kind != REPEAT else _ends(folding, grp))
     ordered = list(tree.members(key))  # walked once: a card's members can be thousands
     members = set(ordered)
-    base = folding.base
-    ins = _shapes(folding, [u for m in members for u in base.predecessors(m) if u not in members])
-    outs = _shapes(
-        folding, [m for m in members if any(s not in members for s in base.successors(m))]
-    )
+    # networkx's adjacency dicts, read directly: the RNN's loop card has 16,000 members.
+    pred, succ = folding.base._pred, folding.base._succ
+    ins = _shapes(folding, [u for m in members for u in pred[m] if u not in members])
+    outs = _shapes(folding, [m for m in members if not members.issuperset(succ[m])])
     if ins or outs:
         lines.append(f"{ins or '·'} → {outs or '·'}")
+    tensors = trace.index.tensors
     params = [
-        trace.index.tensors[v]
-        for v in ordered
-        if v in trace.index.tensors
-        and trace.index.tensors[v].is_leaf
-        and trace.index.tensors[v].requires_grad
+        t for v in ordered if (t := tensors.get(v)) is not None and t.is_leaf and t.requires_grad
     ]
     if params:
         count = sum(math.prod(t.shape) for t in params)
