@@ -10,8 +10,8 @@ import pytest
 
 from autograd_viz.core.kernel import limits
 from autograd_viz.core.kernel.output_budget import OutputBudget, budgeted_output
-from autograd_viz.core.kernel.protocol import trace_from_payload, trace_payload
 from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.kernel.trace_messages import trace_from_payload, trace_payload
 
 
 def test_memory_limit_setting() -> None:

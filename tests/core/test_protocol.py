@@ -12,10 +12,10 @@ from autograd_viz.core.kernel.protocol import (
     PROTOCOL_VERSION,
     call_request,
     call_target,
-    trace_payload,
     version_problem,
     versions,
 )
+from autograd_viz.core.kernel.trace_messages import trace_payload
 from autograd_viz.core.learning.lab import lab_step
 from autograd_viz.core.trace import TRACE_VERSION, Trace
 

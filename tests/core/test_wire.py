@@ -7,21 +7,26 @@ import math
 import pytest
 import zstandard
 
-from autograd_viz.core.kernel import wire
-from autograd_viz.core.kernel.protocol import (
-    PROTOCOL_VERSION,
+from autograd_viz.core.kernel import trace_messages, wire
+from autograd_viz.core.kernel.protocol import PROTOCOL_VERSION, version_problem, versions
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.kernel.trace_messages import (
+    TRACE_MIME,
+    TRACE_PART_MIME,
     trace_from_payload,
     trace_payload,
-    version_problem,
-    versions,
 )
-from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import Trace
 from tests.core.fidelity_cases import CASES
 from tests.core.fidelity_cases_models import MODEL_CASES
 from tests.core.fidelity_cases_more import MORE_CASES
 
 ALL_CASES = {**CASES, **MORE_CASES, **MODEL_CASES}
+# A trace of several event and node parts.
+BIG_CHAIN = (
+    "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
+    "for _ in range(1500):\n    y = y * x\ny.backward()\n"
+)
 
 
 def _wire_bytes(buffers: list[bytes]) -> int:
@@ -56,10 +61,7 @@ def test_nan_and_infinities_cross_as_the_json_form_writes_them() -> None:
 
 
 def test_a_big_trace_crosses_in_parts_and_in_order() -> None:
-    trace = run_source(
-        "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
-        "for _ in range(1500):\n    y = y * x\ny.backward()\n"
-    )
+    trace = run_source(BIG_CHAIN)
     payload, buffers = trace_payload(trace)
     assert payload["parts"]["events"] == -(-len(trace.events) // wire.EVENTS_PER_PART) > 1
     assert payload["parts"]["nodes"] == -(-len(trace.nodes) // wire.NODES_PER_PART)
@@ -145,25 +147,18 @@ def test_floats_cross_exactly_in_every_dtype() -> None:
 
 def _published(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict, list]]:
     """What publish_trace sends, message by message: (MIME type, payload, buffers)."""
-    from autograd_viz.core.kernel import protocol
-
     sent: list[tuple[str, dict, list]] = []
     monkeypatch.setattr(
-        protocol,
-        "_publish",
+        trace_messages,
+        "publish_data",
         lambda mime, payload, text, buffers=None: sent.append((mime, payload, list(buffers or []))),
     )
-    protocol.publish_trace(trace, namespace="fresh")
+    trace_messages.publish_trace(trace, namespace="fresh")
     return sent
 
 
 def test_a_run_sends_each_part_ahead_and_the_app_reads_them_as_they_come(monkeypatch) -> None:
-    from autograd_viz.core.kernel.protocol import TRACE_MIME, TRACE_PART_MIME
-
-    trace = run_source(
-        "import torch\nx = torch.tensor(2.0, requires_grad=True)\ny = x\n"
-        "for _ in range(1500):\n    y = y * x\ny.backward()\n"
-    )
+    trace = run_source(BIG_CHAIN)
     sent = _published(trace, monkeypatch)
     *parts, (mime, payload, buffers) = sent
     assert mime == TRACE_MIME and buffers == [] and payload["streamed"] is True

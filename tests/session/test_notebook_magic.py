@@ -12,12 +12,8 @@ import pytest
 import torch
 
 from autograd_viz.core.kernel.notebook import NOTEBOOK_RUN_MIME, notebook_trace_request
-from autograd_viz.core.kernel.protocol import (
-    TRACE_MIME,
-    TRACE_PART_MIME,
-    trace_from_payload,
-    version_problem,
-)
+from autograd_viz.core.kernel.protocol import TRACE_MIME, version_problem
+from autograd_viz.core.kernel.trace_messages import TRACE_PART_MIME, trace_from_payload
 from autograd_viz.core.kernel.wire import TraceAssembly
 from autograd_viz.jupyter._magic import app_command
 from tests.session.test_remote_kernel import _separate_kernel

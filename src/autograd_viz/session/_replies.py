@@ -18,10 +18,9 @@ from autograd_viz.core.kernel.protocol import (
     PROTOCOL_VERSION,
     RESULT_MIME,
     TRACE_MIME,
-    TRACE_PART_MIME,
-    trace_from_payload,
     version_problem,
 )
+from autograd_viz.core.kernel.trace_messages import TRACE_PART_MIME, trace_from_payload
 from autograd_viz.core.kernel.wire import WIRE_ENCODING, TraceAssembly
 from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
 from autograd_viz.core.platform.gil_sharing import gil_shared

@@ -21,17 +21,13 @@ import importlib
 import json
 import os
 import sys
-import time
 import traceback
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from autograd_viz.core.trace import TRACE_MIME, Trace
 from autograd_viz.core.trace import _model as _trace_module
-
-if TYPE_CHECKING:
-    from autograd_viz.core.kernel.wire import TraceAssembly
 
 # 2: calls are answered per request (no tag) and name `module:qualname`; runs choose a
 # fresh or kept namespace; every reply carries the versions. 3: a run's trace crosses as
@@ -40,8 +36,6 @@ if TYPE_CHECKING:
 # TRACE_PART_MIME message of its own.
 PROTOCOL_VERSION = 4
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
-# One part of a run's trace, sent ahead of the TRACE_MIME payload (see publish_trace).
-TRACE_PART_MIME = "application/vnd.autograd-viz.trace-part+json"
 RESULT_MIME = "application/vnd.autograd-viz.result+json"
 # Only functions of our own core may be called by name from the app.
 _CALLABLE_PACKAGE = "autograd_viz.core."
@@ -51,14 +45,11 @@ __all__ = [
     "PROTOCOL_VERSION",
     "RESULT_MIME",
     "TRACE_MIME",
-    "TRACE_PART_MIME",
     "call_request",
     "call_target",
-    "publish_trace",
+    "publish_data",
     "run_request",
     "setup_request",
-    "trace_from_payload",
-    "trace_payload",
     "version_problem",
 ]
 
@@ -216,7 +207,7 @@ def call_request(function: str, arguments: dict[str, Any] | None = None, space: 
     )
 
 
-def _publish(
+def publish_data(
     mime: str, payload: dict[str, Any], text: str, buffers: list[bytes] | None = None
 ) -> None:
     """Publish one display_data reply; `buffers` go as the message's binary buffers."""
@@ -288,7 +279,7 @@ def kernel_setup(threads: int | None = None, limits: bool = True) -> dict[str, A
     }
     if info["cuda"]:
         info["device_name"] = torch.cuda.get_device_name(0)
-    _publish(KERNEL_INFO_MIME, info, f"autograd-viz kernel: torch {info['torch']}")
+    publish_data(KERNEL_INFO_MIME, info, f"autograd-viz kernel: torch {info['torch']}")
     return info
 
 
@@ -343,56 +334,11 @@ def kernel_run(
                 f"The code ran out of memory; {memory_limit_words('the kernel')}."
                 " The kernel is fine.\n"
             )
+        # Imported here: trace_messages builds on this module's versions and publishing.
+        from autograd_viz.core.kernel.trace_messages import publish_trace
+
         publish_trace(trace, namespace=KEPT if keep else FRESH)
         del trace
-
-
-def publish_trace(trace: Trace, **fields: Any) -> None:
-    """Publish `trace` as the app reads it: each compressed part (core/kernel/wire.py) in a
-    TRACE_PART_MIME message of its own as soon as it is encoded, so the app reads one while
-    the next is encoded (the 8k-node RNN's: 0.1 s each way, now side by side); then the
-    TRACE_MIME payload that says what was sent, with `fields` (the run's namespace…)."""
-    from autograd_viz.core.kernel.wire import WIRE_ENCODING, encode_parts
-
-    started, started_at = time.perf_counter(), time.time()
-    counts, parts = encode_parts(trace)
-    head = {**versions(), "encoding": WIRE_ENCODING, "parts": counts}
-    formats = []
-    for i, (fmt, raw) in enumerate(parts):
-        formats.append(fmt)
-        part = {**head, "index": i, "format": fmt}
-        _publish(TRACE_PART_MIME, part, f"autograd-viz trace part {i + 1}", [raw])
-    payload = {**head, "formats": "".join(formats), "streamed": True, **fields}
-    # For benchmarks/bench_picture.py's split of the time (docs/trace.md): read by no view.
-    payload["encode_started_at"] = started_at
-    payload["encode_s"] = round(time.perf_counter() - started, 4)
-    payload["sent_at"] = time.time()
-    _publish(TRACE_MIME, payload, f"autograd-viz trace: {len(trace.nodes)} nodes")
-
-
-def trace_payload(trace: Trace) -> tuple[dict[str, Any], list[bytes]]:
-    """The TRACE_MIME payload (the versions and how the trace's parts are encoded) and the
-    parts themselves, the message's binary buffers."""
-    from autograd_viz.core.kernel.wire import encode_trace
-
-    meta, buffers = encode_trace(trace)
-    return {**versions(), **meta}, buffers
-
-
-def trace_from_payload(
-    payload: dict[str, Any], buffers: list[Any], assembly: TraceAssembly | None = None
-) -> Trace:
-    """The trace a TRACE_MIME payload carries: in its buffers (one part parsed at a time),
-    or, when it says it `streamed` them, in the parts `assembly` read as they came."""
-    from autograd_viz.core.kernel.wire import decode_trace
-    from autograd_viz.core.platform.gc_pause import collections_postponed
-
-    with collections_postponed():
-        if payload.get("streamed"):
-            if assembly is None:
-                raise ValueError("the trace's parts did not arrive")
-            return assembly.trace(payload)
-        return decode_trace(payload, buffers)
 
 
 def _resolve(function: str) -> Callable[..., Any]:
@@ -434,7 +380,7 @@ def kernel_call(function: str, arguments: str, space: str = "") -> None:
             },
         }
     text = json.dumps(json_safe(payload), allow_nan=False)
-    _publish(RESULT_MIME, {**versions(), "json": text}, f"autograd-viz result: {function}")
+    publish_data(RESULT_MIME, {**versions(), "json": text}, f"autograd-viz result: {function}")
 
 
 def namespace_summary(namespace: dict[str, Any]) -> dict[str, Any]:
