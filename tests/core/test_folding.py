@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograd_viz.core.graph.fold_tree import LOOP, MIDDLE, REPEAT
-from autograd_viz.core.graph.folding import BUDGET, box_id
+from autograd_viz.core.graph.folding import BUDGET, DENSE_OWN, box_id
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
@@ -341,3 +341,32 @@ def test_parameters_no_forward_used_open_as_one_card() -> None:
     opened = drawn_graph(trace, collapsed=None, choices={"layer": True})
     assert "layer" not in opened.collapsed
     assert "layer" in opened.frames
+
+
+GRU_AND_ATTENTION = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+gru = nn.GRU(4, 6, batch_first=True)
+mha = nn.MultiheadAttention(6, 2, batch_first=True)
+x = torch.randn(2, 5, 4)
+h, _ = gru(x)
+a, _ = mha(h, h, h)
+a.sum().backward()
+"""
+
+
+def test_a_module_dense_with_its_own_ops_opens_on_demand() -> None:
+    # An nn.GRU's five time steps unroll inside the one module: open at first look they
+    # were a heap of overlapping marks even though the whole picture was under the budget.
+    # Attention's few dozen ops stay open; the learner may still open the GRU.
+    trace = run_source(GRU_AND_ATTENTION)
+    drawn = drawn_graph(trace, collapsed=None)
+    tree = drawn.folding.tree
+    own = {k: len(tree.groups[k].own) for k in ("gru", "mha")}
+    assert own["gru"] > DENSE_OWN >= own["mha"], own
+    assert drawn.folding.sizes[""] <= BUDGET  # the script: under the budget all the same
+    assert "gru" in drawn.collapsed and box_id("gru") in drawn.nodes
+    assert "mha" not in drawn.collapsed and "mha" in drawn.frames
+    opened = drawn_graph(trace, collapsed=None, choices={"gru": True})
+    assert "gru" not in opened.collapsed and "gru" in opened.frames

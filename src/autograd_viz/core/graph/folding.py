@@ -33,6 +33,11 @@ from autograd_viz.core.trace.events import OpEvent
 from autograd_viz.core.trace.value_text import format_number
 
 BUDGET = 150  # about this many items drawn when a picture first opens
+# A module with more drawn items of its own than this (an nn.GRU or nn.LSTM, whose time
+# steps unroll inside the one module: 79-305 in the fidelity suite) opens on demand. Open
+# at first look it was a heap of overlapping marks in the default window (a GRU of 88 made
+# a 150-item picture "fit" the budget); attention's 31-49 stay open.
+DENSE_OWN = 60
 _STAYS_FOLDED = (REPEAT, LOOP, MIDDLE)  # opened by the learner, not by the budget
 
 
@@ -99,7 +104,9 @@ class Folding:
     def default_folded(self, budget: int = BUDGET, choices: Mapping[str, bool] = {}) -> set[str]:
         """The groups drawn folded when a picture opens: none when the whole graph fits in
         `budget` items; else the outer levels open, widest first, while they fit, with
-        repeats and loops kept folded. `choices` (key -> opened) override it."""
+        repeats and loops kept folded. Modules no forward called, and modules of more
+        than DENSE_OWN items of their own, stay folded. `choices` (key -> opened)
+        override it."""
         tree = self.tree
         folded = set(self.info)
         if self.sizes[ROOT] <= budget:
@@ -121,6 +128,11 @@ class Folding:
         # one card however small the graph: open, they were a heap of unused leaves as
         # big as the model.
         folded |= {k for k, grp in tree.groups.items() if grp.detail == IDLE and k in self.info}
+        folded |= {
+            k
+            for k, grp in tree.groups.items()
+            if grp.kind == MODULE and len(grp.own) > DENSE_OWN and k in self.info
+        }
         for key, opened in choices.items():
             if key in self.info:
                 (folded.discard if opened else folded.add)(key)
