@@ -7,7 +7,7 @@ import math
 import pytest
 import zstandard
 
-from autograd_viz.core.kernel import trace_messages, wire
+from autograd_viz.core.kernel import protocol, wire
 from autograd_viz.core.kernel.protocol import PROTOCOL_VERSION, version_problem, versions
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.kernel.trace_messages import (
@@ -149,11 +149,11 @@ def _published(trace: Trace, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str,
     """What publish_trace sends, message by message: (MIME type, payload, buffers)."""
     sent: list[tuple[str, dict, list]] = []
     monkeypatch.setattr(
-        trace_messages,
+        protocol,
         "publish_data",
         lambda mime, payload, text, buffers=None: sent.append((mime, payload, list(buffers or []))),
     )
-    trace_messages.publish_trace(trace, namespace="fresh")
+    protocol.publish_trace(trace, namespace="fresh")
     return sent
 
 

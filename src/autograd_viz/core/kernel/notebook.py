@@ -18,8 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from autograd_viz.core.kernel.protocol import versions
-from autograd_viz.core.kernel.trace_messages import publish_trace
+from autograd_viz.core.kernel.protocol import publish_trace, versions
 from autograd_viz.core.trace import Trace
 
 NOTEBOOK_RUN_MIME = "application/vnd.autograd-viz.notebook-run+json"
