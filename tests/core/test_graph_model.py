@@ -132,7 +132,8 @@ def test_layout_keeps_its_order_when_edited_code_is_run_again() -> None:
 
 def test_an_unnamed_backward_root_still_draws_its_graph() -> None:
     """`(w * w).sum().backward()` names only w, yet backward ran through a real graph: it is
-    drawn. A loop draws its last iteration's graph, not every one."""
+    drawn. A loop draws every iteration's graph (a training loop's steps), which its
+    fold shows as one card: each backward pass then lights its own iteration."""
     once = run_source(
         "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n(w * w).sum().backward()\n"
     )
@@ -142,8 +143,12 @@ def test_an_unnamed_backward_root_still_draws_its_graph() -> None:
         "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
         "for _ in range(3):\n    (w * 2).sum().backward()\n"
     )
-    titles = [n.title for n in drawn_graph(looped).nodes.values()]
-    assert titles.count("SumBackward0") == 1 and titles.count("MulBackward0") == 1
+    opened = drawn_graph(looped, collapsed=frozenset())
+    titles = [n.title for n in opened.nodes.values()]
+    assert titles.count("SumBackward0") == 3 and titles.count("MulBackward0") == 3
+    assert titles.count("w") == 1  # one leaf: each pass made its own AccumulateGrad node
+    loops = [f for f in drawn_graph(looped).folds.values() if f.kind == "loop"]
+    assert [(f.title, f.detail) for f in loops] == [("for _ in range(3):", "×3")]
 
 
 def test_a_modules_own_initialisation_is_not_drawn_but_a_no_grad_update_is() -> None:

@@ -186,6 +186,29 @@ def test_a_big_graph_is_laid_out_off_the_gui_thread(qtbot, request) -> None:
     assert ticks
 
 
+def test_a_mid_sized_graph_is_laid_out_on_a_worker_without_a_message(qtbot) -> None:
+    """Past BACKGROUND_LAYOUT_SIZE (a ResNet step's 134 nodes held the GUI thread past
+    50 ms) the layout runs on a worker; below BIG_LAYOUT_SIZE it says nothing meanwhile
+    (no "Laying out…" flashing for a tenth of a second) and comes with its player ready."""
+    from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE, BIG_LAYOUT_SIZE
+
+    small, mid = run_source(BIG.format(n=10)), run_source(BIG.format(n=300))
+    assert len(small.nodes) + len(small.tensors) <= BACKGROUND_LAYOUT_SIZE
+    assert BACKGROUND_LAYOUT_SIZE < len(mid.nodes) + len(mid.tensors) <= BIG_LAYOUT_SIZE
+    canvas = _canvas(qtbot)
+    canvas.show_trace(small)  # a lesson-sized graph: drawn before show_trace returns
+    assert canvas.trace is small and not canvas.laying_out
+    messages: list[str] = []
+    canvas.view.message_changed.connect(messages.append)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=30_000) as drawn:
+        canvas.show_trace(mid)
+        assert canvas.laying_out and canvas.trace is small  # the old picture stays meanwhile
+    assert drawn.args == [mid] and canvas.trace is mid and not canvas.laying_out
+    assert not any("Laying out" in m for m in messages)
+    assert canvas.view.run.player.ready  # its steps were made on the worker too
+    assert canvas.marker_count() == len(canvas.graph.nodes) == 3  # the loop's card
+
+
 def test_only_the_latest_of_two_big_traces_is_drawn(qtbot) -> None:
     first, second = run_source(BIG.format(n=3000)), run_source(BIG.format(n=3500))
     canvas = _canvas(qtbot)
@@ -461,7 +484,8 @@ def test_opening_a_box_zooms_to_what_it_opened(qtbot) -> None:
     from tests.core.test_folding import TRANSFORMER
 
     canvas = _canvas(qtbot)
-    canvas.show_trace(run_source(TRANSFORMER.replace("LAYERS", "4")))
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=30_000):  # laid out on a worker
+        canvas.show_trace(run_source(TRANSFORMER.replace("LAYERS", "4")))
     (repeat,) = [k for k, f in canvas.graph.folds.items() if f.kind == "repeat"]
     with qtbot.waitSignal(canvas.layout_changed):
         canvas.toggle_module(repeat)

@@ -121,8 +121,8 @@ def _op_node(n: NodeInfo) -> DrawnNode:
 
 
 def reachable_nodes(trace: Trace) -> set[str]:
-    """Nodes of the graph behind the user's named tensors (and behind each line's last
-    backward() call), as it stands at the end of the run."""
+    """Nodes of the graph behind the user's named tensors and behind every backward()
+    call, as it stands at the end of the run."""
     index = trace.index
     nexts = {n.id: n.next for n in trace.nodes}
     stack = [t.grad_fn for t in trace.tensors if t.name is not None and t.grad_fn in nexts]
@@ -134,15 +134,12 @@ def reachable_nodes(trace: Trace) -> set[str]:
         for _, e in index.each(HistoryBreakEvent)
         if e.result in named and e.grad_fn in nexts
     ]
-    # The graph a backward() ran through, also when its root was never named
-    # (`(w * x).sum().backward()`): the last such graph of each source line, so a loop
-    # draws its final iteration, not all of them.
-    last_roots: dict[object, list[str]] = {}
+    # The graph every backward() ran through, also when its root was never named
+    # (`(w * x).sum().backward()`): a training loop draws each iteration's graph, which
+    # the loop's fold (fold_tree.py) shows as one card until the learner opens it, and
+    # each backward pass of the player lights its own iteration.
     for _, e in index.each(BackwardEvent):
-        roots = [nid for nid in e.root_nodes if nid in nexts]
-        if roots:
-            last_roots[e.line] = roots
-    stack += [nid for roots in last_roots.values() for nid in roots]
+        stack += [nid for nid in e.root_nodes if nid in nexts]
     seen: set[str] = set()
     while stack:
         nid = stack.pop()

@@ -155,7 +155,7 @@ class Trace:
             error=data.get("error"),
             version=int(data.get("version", TRACE_VERSION)),
             modules=dict(data.get("modules") or {}),
-            loops=list(data.get("loops") or []),
+            loops=[loop for loop in data.get("loops") or [] if _a_loop(loop)],
             script=_text_or_none(data.get("script")),
             steps=list(data.get("steps") or []),
             recorded_at=_text_or_none(data.get("recorded_at")),
@@ -208,3 +208,12 @@ def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
 
 def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _a_loop(loop: Any) -> bool:
+    """Whether an entry of `loops` is one (a file edited by hand may hold anything)."""
+    return (
+        isinstance(loop, dict)
+        and all(type(loop.get(k)) is int for k in ("line", "end"))
+        and isinstance(loop.get("text"), str)
+    )

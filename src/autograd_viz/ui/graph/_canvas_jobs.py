@@ -7,7 +7,7 @@ from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Slot
 
 from autograd_viz.core.playback.run_view import RunView, ShownRun
 from autograd_viz.core.trace import Trace
-from autograd_viz.ui.graph._layout_job import LayoutJob, RefoldJob, ReplayJob
+from autograd_viz.ui.graph._layout_job import BIG_LAYOUT_SIZE, LayoutJob, RefoldJob, ReplayJob
 
 REPLAY_AFTER_MS = 40  # a big run's replay is prepared this long after its picture is shown
 
@@ -33,14 +33,24 @@ class CanvasJobs(QObject):
         return self.generation
 
     def lay_out(self, generation: int, trace: Trace, previous: dict | None) -> None:
-        """Lay out a big trace on a worker; the view shows it when done."""
-        job = LayoutJob(generation, trace, previous, dict(self.view.fold_choices))
+        """Lay out a trace on a worker; the view shows it when done. A big one is shown
+        before its player's tables are made, and the canvas says it is laying out."""
+        big = len(trace.nodes) + len(trace.tensors) > BIG_LAYOUT_SIZE
+        job = LayoutJob(generation, trace, previous, dict(self.view.fold_choices), big)
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)
+        job.signals.prepared.connect(self._laid_out, Qt.ConnectionType.QueuedConnection)
         job.signals.failed.connect(self._failed, Qt.ConnectionType.QueuedConnection)
-        self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
+        if big:  # a mid-sized one takes a tenth of a second: no message to flash
+            self.view.say(f"Laying out {len(trace.nodes):,} nodes…")
         QThreadPool.globalInstance().start(job)
+
+    @Slot(int, object)
+    def _laid_out(self, generation: int, run: ShownRun) -> None:
+        self._jobs = {j for j in self._jobs if j.generation > generation}
+        if generation == self.generation:  # else a newer trace arrived meanwhile
+            self.view.show(run)
 
     @Slot(int, object)
     def _layout_done(self, generation: int, run: ShownRun) -> None:

@@ -9,9 +9,13 @@ from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.playback.run_view import prepare_run
 from autograd_viz.core.trace import Trace
 
-# Traces with more nodes and tensors than this are laid out on a worker thread (about
-# 0.1 s of layout at this size; 10,000 nodes take most of a second).
-BACKGROUND_LAYOUT_SIZE = 2_000
+# Traces with more nodes and tensors than this are laid out on a worker thread: a
+# ResNet-18 step (134 nodes, 0.04-0.2 s of layout on the 2-core machine) held the GUI
+# thread past 50 ms; the lessons' graphs (under 30) are drawn before show_trace returns.
+BACKGROUND_LAYOUT_SIZE = 100
+# Past this size the canvas says "Laying out…" and the player's tables wait until the
+# picture has painted (ReplayJob); below it the job prepares the whole run at once.
+BIG_LAYOUT_SIZE = 2_000
 
 
 class _Signals(QObject):
@@ -21,15 +25,22 @@ class _Signals(QObject):
 
 
 class LayoutJob(QRunnable):
-    """Runs `prepare_run` for a trace (layout, freeing, source map), leaving the player's
-    tables to a ReplayJob; answers `done` through `signals`."""
+    """Runs `prepare_run` for a trace (layout, freeing, source map). With `replay_later` it
+    leaves the player's tables to a ReplayJob and answers `done`; without, it answers
+    `prepared` with the whole run."""
 
     def __init__(
-        self, generation: int, trace: Trace, previous: dict | None, choices: dict | None = None
+        self,
+        generation: int,
+        trace: Trace,
+        previous: dict | None,
+        choices: dict | None = None,
+        replay_later: bool = True,
     ) -> None:
         super().__init__()
         self.generation, self.trace, self.previous = generation, trace, previous
         self.choices = choices  # the learner's folds, by group key (a copy: this is a thread)
+        self.replay_later = replay_later  # False: the player's tables are made here too
         self.signals = _Signals()
 
     def run(self) -> None:
@@ -47,7 +58,10 @@ class LayoutJob(QRunnable):
         try:
             with collections_postponed(), gil_shared():
                 run = prepare_run(
-                    trace, previous=self.previous, choices=self.choices, replay_later=True
+                    trace,
+                    previous=self.previous,
+                    choices=self.choices,
+                    replay_later=self.replay_later,
                 )
                 # Its picture lives as long as it is shown: out of the collector's sight
                 # before any pass rescans it while the GUI thread waits (gc_pause.py).
@@ -56,7 +70,9 @@ class LayoutJob(QRunnable):
             self.signals.failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
             return
         # The picture first: the player's tables come after it is painted (ReplayJob).
-        self.signals.done.emit(self.generation, run)
+        (self.signals.done if self.replay_later else self.signals.prepared).emit(
+            self.generation, run
+        )
 
 
 class ReplayJob(QRunnable):

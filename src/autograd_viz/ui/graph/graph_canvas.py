@@ -155,8 +155,9 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
     def show_trace(self, trace: Trace) -> None:
         """Lay out a trace and show it through the view (all modules open, fitted).
 
-        A small graph is shown before this returns; a big one is laid out on a worker thread
-        (the GUI stays live, the canvas says "Laying out…"). Either way `trace_drawn` follows.
+        A small graph (the lessons') is shown before this returns; a bigger one is laid out
+        on a worker thread while the GUI stays live (past BIG_LAYOUT_SIZE the canvas says
+        "Laying out…" meanwhile). Either way `trace_drawn` follows.
         """
         previous = self.graph.heights() if self.graph.nodes else None
         generation = self.jobs.new_generation()
