@@ -127,3 +127,28 @@ def test_the_search_for_a_module_being_built_stops_at_the_runs_base_frame() -> N
     unbounded, bounded = Outer().lines
     assert unbounded == built_from  # `Outer()`, found below the frame we started from
     assert bounded is None  # searched no further than the base frame
+
+
+def test_an_empty_tensor_written_through_another_object_keeps_its_numbers() -> None:
+    """`w.data.fill_(2)` and `e.numpy()[:] = 1` write an empty's memory through another
+    tensor object (or NumPy) that no event names as the empty: still torch's numbers, not
+    "uninitialised". A tensor that merely shares nothing with them stays uninitialised."""
+    from autograd_viz.core.kernel.runner import run_source
+
+    trace = run_source(
+        "import torch\n"
+        "w = torch.empty(3)\n"
+        "w.data.fill_(2.0)\n"
+        "b = torch.empty(2, requires_grad=True)\n"
+        "b.data.zero_()\n"
+        "e = torch.empty(3)\n"
+        "e.numpy()[:] = 1.0\n"
+        "o = torch.empty(2)\n"
+        "torch.add(torch.ones(2), 1, out=o.data)\n"
+        "h = torch.empty(4)\n"
+    )
+    expected = {"w": [2.0] * 3, "b": [0.0] * 2, "e": [1.0] * 3, "o": [2.0] * 2}
+    for name, data in expected.items():
+        t = trace.tensor_named(name)
+        assert not t.uninitialised and t.value.data == data, name
+    assert trace.tensor_named("h").uninitialised

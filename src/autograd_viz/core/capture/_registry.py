@@ -58,6 +58,11 @@ class Registry:
         # Called with (node, id) for each node given an id (the tracer hooks it there).
         self.on_new_node: Callable[[Any, str], None] | None = None
         self._storages: dict[int, str] = {}  # a saved storage's address -> its id
+        # What `empty`-like ops made, by storage address, until something writes that
+        # memory through another tensor object (`w.data.fill_(2)`, `e.numpy()[:] = 1`):
+        # those ids go to `written_empties` (graph_capture's `uninitialised` skips them).
+        self.empties: dict[int, str] = {}
+        self.written_empties: set[str] = set()
         self._releases = _Releases()
 
     @property
@@ -92,6 +97,20 @@ class Registry:
             ref = _Strong(t)
         self._tensor_ids[key] = (ref, tid)
         return tid
+
+    def made_empty(self, t: torch.Tensor, tid: str) -> None:
+        """`t` (id `tid`) came out of an `empty`-like op: nothing has set its memory yet."""
+        address = _address(t)
+        if address:
+            self.empties[address] = tid
+
+    def may_write(self, t: Any) -> None:
+        """`t`'s memory is written (or handed out to be): an empty made on it is not
+        uninitialised any more, whichever tensor object the write went through."""
+        if isinstance(t, torch.Tensor):
+            tid = self.empties.pop(_address(t), None)
+            if tid is not None:
+                self.written_empties.add(tid)
 
     def live_tensors(self) -> list[tuple[str, torch.Tensor]]:
         """The (id, tensor) pairs still alive, in id order."""
@@ -220,6 +239,14 @@ class Registry:
                 info.next_nr.append(int(nr))
                 info.next_input.append(slot)
         return root_id
+
+
+def _address(t: torch.Tensor) -> int:
+    """Where `t`'s storage begins (0 when it has none of its own: a wrapper, meta)."""
+    try:
+        return t.untyped_storage().data_ptr()
+    except Exception:
+        return 0
 
 
 class _Releases:

@@ -152,6 +152,8 @@ class Tracer:
             return BackwardRecorder(rec, self.hooks, func, call, args, kwargs).run()
         if name in ESCAPES:
             rec.snapshots.escaped()
+            if rec.registry.empties and args:  # `e.numpy()[:] = 1` writes what NumPy got
+                rec.registry.may_write(args[0])
         if name in HISTORY_BREAKS:
             result = self._call_warning_at_user_line(func, args, kwargs)
             self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
@@ -166,6 +168,10 @@ class Tracer:
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             rec.snapshots.changed()
+            if rec.registry.empties:  # `w.data.fill_(2)`: w's memory, through another object
+                rec.registry.may_write(
+                    kwargs["out"] if "out" in kwargs else args[0] if args else None
+                )
         if (type(result) in _PLAIN_TYPES and not _dispatch_modes()) or (
             plain(result) and (not inplace or plain(args[0] if args else None))
         ):
@@ -263,6 +269,8 @@ class Tracer:
             event["calls"] = self.context.module_calls()
         if unwritten:
             event["uninitialised"] = True
+            for t in outputs:
+                registry.made_empty(t, tid(t))
         if len(outputs) == 1 and not inplace:
             bound = assigned_name(caller, rec.filename)
             if bound is not None:

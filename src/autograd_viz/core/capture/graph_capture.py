@@ -160,7 +160,7 @@ def capture_graph(
             infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
             infos[tid].aliases = named[1:] if named else []
     values.finish()
-    for tid in _never_touched_empties(trace.events) & infos.keys():
+    for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
         infos[tid].value, infos[tid].uninitialised = None, True
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
