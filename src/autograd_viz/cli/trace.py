@@ -296,7 +296,11 @@ def _trace_parser() -> argparse.ArgumentParser:
         epilog="The script runs as `python FILE.py` would run it: sys.argv is [FILE.py], its "
         "folder is sys.path[0], it is the __main__ module. Arguments after -- are the "
         "script's own: `autograd-viz trace train.py --json out.json -- --epochs 3` gives "
-        "it sys.argv == ['train.py', '--epochs', '3'].",
+        "it sys.argv == ['train.py', '--epochs', '3']. One difference: torch uses "
+        "AUTOGRAD_VIZ_THREADS intra-op threads (default half the cores, as in the app's "
+        "kernel), so a sum split across threads (a BatchNorm's statistics) may differ "
+        "from `python FILE.py` in its last bits; set it to torch.get_num_threads() of "
+        "a plain run to get the very same numbers.",
     )
     parser.add_argument("file", help="the Python script to run")
     parser.add_argument(
