@@ -15,6 +15,7 @@ from autograd_viz.core.graph.graph_model import (
     layered_layout,
 )
 from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE
 
 
@@ -172,3 +173,50 @@ def test_a_modules_own_initialisation_is_not_drawn_but_a_no_grad_update_is() -> 
     drawn = drawn_graph(trace)
     untracked = sorted((n.title, n.detail) for n in drawn.nodes.values() if n.kind == UNTRACKED)
     assert untracked == [("sub (no_grad)", "line 7")]
+
+
+def test_a_freed_local_or_a_detached_input_is_drawn_where_it_fed_the_graph() -> None:
+    """`eps = torch.randn_like(std)` inside forward is gone by the end of the run, and so
+    is the unnamed `fake.detach()` a GAN's discriminator step takes: both fed the graph,
+    so both are drawn there (the Mul had one input drawn, D's first layer none, and the
+    ✂ of the detach was missing), with torch's numbers."""
+    import torch
+
+    code = (
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "seen = []\n"
+        "class Noisy(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.lin = torch.nn.Linear(3, 2)\n"
+        "    def forward(self, x):\n"
+        "        std = self.lin(x).exp()\n"
+        "        eps = torch.randn_like(std)\n"
+        "        seen.append(eps.clone())\n"
+        "        return eps * std\n"
+        "g = torch.nn.Linear(2, 3)\n"
+        "fake = g(torch.ones(1, 2))\n"
+        "model = Noisy()\n"
+        "loss = model(fake.detach()).sum()\n"
+        "loss.backward()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)  # the oracle: the same script without the tracer
+    trace = run_source(code)
+    eps = [t for t in trace.tensors if t.freed and trace.index.name_of(t.id) == "eps"]
+    assert len(eps) == 1 and eps[0].name is None and eps[0].dtype == "float32"
+    assert eps[0].value.data == plain["seen"][0].tolist()
+    again = Trace.from_dict(trace.to_dict())
+    assert [t.id for t in again.tensors if t.freed] == [t.id for t in trace.tensors if t.freed]
+    graph = drawn_graph(trace, collapsed=frozenset())
+    (mul,) = [k for k, n in graph.nodes.items() if n.title == "MulBackward0"]
+    fed = {graph.nodes[s].title for s, d in graph.edges if d == mul}
+    assert "eps" in fed
+    (cut,) = [(s, d) for (s, d), style in graph.edge_styles.items() if style[0] == "cut"]
+    assert graph.nodes[cut[0]].title == "fake" and graph.nodes[cut[1]].title == "fake.detach()"
+    assert any(s == cut[1] and graph.nodes[d].title == "AddmmBackward0" for s, d in graph.edges)
+    assert torch.equal(
+        torch.tensor(trace.tensor_named("fake").value.data),
+        plain["fake"].detach(),
+    )

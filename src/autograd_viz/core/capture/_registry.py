@@ -62,6 +62,9 @@ class Registry:
         # memory through another tensor object (`w.data.fill_(2)`, `e.numpy()[:] = 1`):
         # those ids go to `written_empties` (graph_capture's `uninitialised` skips them).
         self.empties: dict[int, str] = {}
+        # Tensors without grad the user named (or cut by detach), which may be gone by the
+        # end: id -> (shape, dtype, device, a snapshot of the value); see graph_capture.
+        self.constants: dict[str, tuple[list[int], str, str, dict[str, Any] | None]] = {}
         self.written_empties: set[str] = set()
         self._releases = _Releases()
 
@@ -97,6 +100,12 @@ class Registry:
             ref = _Strong(t)
         self._tensor_ids[key] = (ref, tid)
         return tid
+
+    def kept_constant(self, t: torch.Tensor, tid: str, value: dict[str, Any] | None) -> None:
+        """`t` (id `tid`, no grad) was bound to a name or cut from a graph: what the end of
+        the run lists of it if it fed the graph, even when it is gone by then."""
+        dtype = str(t.dtype).removeprefix("torch.")
+        self.constants[tid] = (list(t.shape), dtype, str(t.device), value)
 
     def made_empty(self, t: torch.Tensor, tid: str) -> None:
         """`t` (id `tid`) came out of an `empty`-like op: nothing has set its memory yet."""

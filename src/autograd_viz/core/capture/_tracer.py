@@ -275,6 +275,8 @@ class Tracer:
             bound = assigned_name(caller, rec.filename)
             if bound is not None:
                 event["assigned"] = bound
+                if not result.requires_grad and isinstance(result, torch.Tensor):
+                    registry.kept_constant(result, event["outputs"][0], event["values"][0])
         building = building_statement(caller, rec.filename, self._base_frame)
         if building is not None:
             event["construction"] = building
@@ -331,6 +333,8 @@ class Tracer:
             if isinstance(result, torch.Tensor):
                 event["result"] = rec.tid(result)
                 event["result_requires_grad"] = bool(result.requires_grad)
+                if not result.requires_grad:  # drawn cut off, where it feeds the graph
+                    rec.registry.kept_constant(result, event["result"], rec.value(result))
             elif isinstance(result, (int, float, bool, complex)):
                 event["value"] = json_number(result)
             rec.emit(event)

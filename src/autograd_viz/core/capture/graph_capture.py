@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from autograd_viz.core.capture import Registry, grad_fn_of, is_leaf
-from autograd_viz.core.trace import TensorInfo, Trace
+from autograd_viz.core.trace import TensorInfo, TensorValue, Trace
 from autograd_viz.core.trace.values import TensorValues
 
 # Walking a very deep graph from Python and then freeing it can crash PyTorch
@@ -95,6 +95,27 @@ def _tensor_info(
     )
 
 
+def _fed_constants(events: list[dict[str, Any]], candidates: set[str]) -> dict[str, Any]:
+    """Which of `candidates` (tensors without grad the user named or cut off) fed an op
+    of the graph, in the order they did, each with the value the last op that made or
+    wrote it recorded (None where no op did: a detach keeps its own)."""
+    if not candidates:
+        return {}
+    fed: dict[str, Any] = {}
+    last: dict[str, Any] = {}
+    for e in events:
+        if e["kind"] != "op":
+            continue
+        for tid, value in zip(e["outputs"], e["values"], strict=False):
+            if tid in candidates:
+                last[tid] = value
+        if any(e["grad_fn"]):
+            for tid in e["inputs"]:
+                if tid in candidates and tid not in fed:
+                    fed[tid] = None
+    return {tid: last.get(tid) for tid in fed}
+
+
 def _never_touched_empties(events: list[dict[str, Any]]) -> set[str]:
     """Outputs of `empty`-like ops that no later event names: nothing wrote them, not
     even through a view (a view op names them as its input), so their memory was never set."""
@@ -159,6 +180,19 @@ def capture_graph(
             named = [names[tid], *aliases.get(tid, [])] if tid in names else untouched.get(id(t))
             infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
             infos[tid].aliases = named[1:] if named else []
+    for tid, value in _fed_constants(trace.events, registry.constants.keys() - infos).items():
+        if len(infos) >= MAX_TENSORS:
+            break
+        t = live.get(tid)
+        if t is not None:  # alive, unnamed: as it is now
+            infos[tid] = _tensor_info(tid, t, None, registry, values)
+            continue
+        shape, dtype, device, made = registry.constants[tid]
+        value = value if value is not None else made
+        infos[tid] = TensorInfo(
+            tid, None, shape, dtype, device, False, True, False, None,
+            None if value is None else TensorValue.from_event_dict(value), None, freed=True,
+        )  # fmt: skip
     values.finish()
     for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
         infos[tid].value, infos[tid].uninitialised = None, True

@@ -100,12 +100,18 @@ class TensorInfo:
     # Made by `empty()` and never touched again: its memory holds whatever was there, which
     # is not a value (`value` is None). Written only when true.
     uninitialised: bool = False
+    # Gone before the run ended: a tensor without grad that fed the graph, bound to a
+    # local name (`eps = torch.randn_like(std)` inside forward) or cut by `.detach()`;
+    # `value` is what the last event that wrote it recorded. Written only when true.
+    freed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
         out = self._dict()
         if self.uninitialised:
             out["uninitialised"] = True
+        if self.freed:
+            out["freed"] = True
         return out
 
     def _dict(self) -> dict[str, Any]:
