@@ -220,3 +220,40 @@ def test_a_freed_local_or_a_detached_input_is_drawn_where_it_fed_the_graph() -> 
         torch.tensor(trace.tensor_named("fake").value.data),
         plain["fake"].detach(),
     )
+
+
+def test_a_tensor_hook_that_changes_a_gradient_is_named_where_it_arrives() -> None:
+    """`h.register_hook(lambda g: g * 2)`: the node after h gets twice what the one before
+    sent; its caption says the hook handed it that, so 2.72 → 5.44 is not a mystery."""
+    import torch
+
+    from autograd_viz.core.playback.player import BACKWARD, Player
+
+    code = (
+        "import torch\n"
+        "x = torch.tensor([0.5, 1.0, 4.0], requires_grad=True)\n"
+        "w = torch.tensor([2.0, -1.0, 0.5], requires_grad=True)\n"
+        "h = x * w\n"
+        "h.register_hook(lambda g: g * 2)\n"
+        "w.register_hook(lambda g: g + 1)\n"
+        "h.exp().sum().backward()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    assert trace.tensor_named("x").grad.data == plain["x"].grad.tolist()
+    hooked = {n.name: n.hooks for n in trace.nodes if n.hooks}
+    h, w = trace.tensor_named("h").id, trace.tensor_named("w").id
+    assert hooked == {
+        "MulBackward0": [{"tensor": h, "line": 5, "output": 0}],
+        "AccumulateGrad": [{"tensor": w, "line": 6}],
+    }
+    again = Trace.from_dict(trace.to_dict())
+    assert {n.name: n.hooks for n in again.nodes if n.hooks} == hooked
+    captions = [s.caption for s in Player(trace, drawn_graph(trace)).steps_in(BACKWARD)]
+    doubled = "[" + ", ".join(f"{v:.3g}" for v in (2 * plain["h"].detach().exp()).tolist()) + "]"
+    (mul,) = [c for c in captions if c.startswith("MulBackward0")]
+    assert mul.endswith(f"it received {doubled}: what the hook on h (line 5) returned")
+    assert "AccumulateGrad: receives" in "".join(captions)
+    assert any(c.endswith("what the hook on w (line 6) returned") for c in captions)
+    assert not torch.equal(plain["x"].grad, (plain["h"].detach().exp() * plain["w"]).detach())

@@ -65,6 +65,7 @@ class Registry:
         # Tensors without grad the user named (or cut by detach), which may be gone by the
         # end: id -> (shape, dtype, device, a snapshot of the value); see graph_capture.
         self.constants: dict[str, tuple[list[int], str, str, dict[str, Any] | None]] = {}
+        self.leaf_hooks: dict[str, list[dict[str, Any]]] = {}  # leaf id -> its hooks
         self.written_empties: set[str] = set()
         self._releases = _Releases()
 

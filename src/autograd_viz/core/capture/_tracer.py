@@ -164,6 +164,10 @@ class Tracer:
             rec.retained[rec.tid(args[0])] = weakref.ref(args[0])
         if name in SKIP:
             return func(*args, **kwargs)
+        if name == "register_hook" and args and isinstance(args[0], torch.Tensor):
+            result = func(*args, **kwargs)
+            self._user_hook(args[0])
+            return result
         result = func(*args, **kwargs)
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
@@ -315,6 +319,21 @@ class Tracer:
             if foreign:
                 self.recording.snapshots.escaped()
                 return
+
+    def _user_hook(self, t: torch.Tensor) -> None:
+        """The code hooked `t`'s gradient: say so on the node that receives it (the leaf's
+        AccumulateGrad is given its hooks when the run ends: it may not exist yet)."""
+        rec = self.recording
+        with rec.own_reads():
+            hook = {"tensor": rec.tid(t), "line": rec.user_line()}
+            node = grad_fn_of(t)
+            if node is None:
+                rec.registry.leaf_hooks.setdefault(hook["tensor"], []).append(hook)
+                return
+            hook["output"] = int(getattr(t, "output_nr", 0))
+            nid = rec.registry.node_id(node)
+            if nid is not None:
+                rec.registry.nodes[nid].hooks.append(hook)
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
         if not isinstance(t, torch.Tensor):

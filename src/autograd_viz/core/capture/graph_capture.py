@@ -198,6 +198,9 @@ def capture_graph(
         infos[tid].value, infos[tid].uninitialised = None, True
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
+    if registry.leaf_hooks:  # a leaf's hooks: on the AccumulateGrad node that got its grads
+        for node in trace.nodes:
+            node.hooks += registry.leaf_hooks.get(node.variable or "", [])
     if registry.nodes_capped:
         trace.truncated = True
         trace.notes.append(

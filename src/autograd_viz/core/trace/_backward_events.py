@@ -207,8 +207,14 @@ class NodeEvent(TraceEvent):
                 )
             else:
                 parts.append(f"{show_value(grad)} → {to}")
+        hooks = _hooks_on(lookup, self.node)
+        returned_by = f"what {hooks} returned" if hooks else ""
         if not parts:
-            return f"{self.name}: receives {show_value(incoming)}"
+            tail = f": {returned_by}" if hooks else ""
+            return f"{self.name}: receives {show_value(incoming)}{tail}"
+        if hooks:
+            got = f"it received {show_value(incoming)}" if incoming is not None else "its input"
+            parts[-1] += f"  · {got}: {returned_by}"
         return f"{self.name}: " + ";  ".join(parts)
 
     def edge_grads(
@@ -230,6 +236,24 @@ class NodeEvent(TraceEvent):
 
 
 _make_node = quick_maker(NodeEvent)
+
+
+def _hooks_on(lookup: Lookup, node_id: str) -> str:
+    """`the hook on h (line 19)`: the tensor hooks the code registered that hand this node
+    its gradient (and may change it); "" when none."""
+    node: NodeInfo | None = lookup.nodes.get(node_id)
+    if node is None or not node.hooks:
+        return ""
+    hooks = [
+        f"{tensor_name(lookup, h.get('tensor'))} (line {h['line']})"
+        if h.get("line")
+        else tensor_name(lookup, h.get("tensor"))
+        for h in node.hooks
+        if isinstance(h, dict)
+    ]
+    if not hooks:
+        return ""
+    return f"{'the hook' if len(hooks) == 1 else 'the hooks'} on {', '.join(hooks)}"
 
 
 def _target_name(lookup: Lookup, node_id: str, returned: bool = False) -> str:

@@ -160,6 +160,10 @@ class NodeInfo:
     # a backward), when that happened. Recorded for nodes that saved tensors; None else.
     made_at: int | None = None
     released_at: int | None = None
+    # Hooks the code put on the tensor this node's gradient arrives for (`h.register_hook`
+    # on h = x * w: MulBackward0's; on a leaf: its AccumulateGrad's), as {tensor, line,
+    # output}: the gradient the node receives is what they returned. Empty when none.
+    hooks: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Node"); `saved` and the keys after it only where
@@ -183,4 +187,6 @@ class NodeInfo:
             out["made_at"] = self.made_at
         if self.released_at is not None:
             out["released_at"] = self.released_at
+        if self.hooks:
+            out["hooks"] = self.hooks
         return out
