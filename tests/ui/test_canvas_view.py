@@ -343,3 +343,55 @@ def test_every_frame_wide_enough_says_what_it_is(qtbot) -> None:
         assert texts[key] in (cls, key) or (
             texts[key].endswith("…") and cls.startswith(texts[key][:-1])
         ), texts
+
+
+def test_the_op_a_backward_step_runs_keeps_its_name_beside_its_gradients(qtbot) -> None:
+    """Mid-backward, the ∂ plates of the step's edges were placed first and took the spot
+    under the node that sends them: MulBackward0 lost its name exactly when the caption
+    explained it. Its name is kept now, and no label overlaps another."""
+    canvas = _canvas(qtbot, (870, 440))  # the graph pane's size in a 1400×860 window
+    _show(
+        qtbot,
+        canvas,
+        "import torch\n"
+        "class ClampedExp(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        y = torch.exp(x.clamp(max=3.0))\n"
+        "        ctx.save_for_backward(y)\n"
+        "        return y\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_out):\n"
+        "        (y,) = ctx.saved_tensors\n"
+        "        return grad_out * y\n"
+        "x = torch.tensor([0.5, 1.0, 4.0], requires_grad=True)\n"
+        "w = torch.tensor([2.0, -1.0, 0.5], requires_grad=True)\n"
+        "h = x * w\n"
+        "y = ClampedExp.apply(h)\n"
+        "loss = y.sum()\n"
+        "loss.backward()\n",
+    )
+    player = canvas.view.player
+    player.set_mode("backward")
+    checked = 0
+    for number, step in enumerate(player.steps):
+        ops = [
+            canvas.graph.nodes[k]
+            for k in step.lit
+            if canvas.graph.nodes[k].kind == "operation" and step.kind == "node"
+        ]
+        if not ops:
+            continue
+        player.seek(number)
+        rects = _label_rects(canvas)
+        for i, a in enumerate(rects):
+            assert not any(a.intersects(b) for b in rects[i + 1 :]), (step.caption, a)
+        image = QImage(canvas.size(), QImage.Format.Format_ARGB32)  # outlives the painter
+        painter = _Texts(image)
+        canvas._overlay._paint_labels(
+            painter, {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+        )
+        painter.end()
+        assert all(op.title in painter.texts for op in ops), (step.caption, painter.texts)
+        checked += 1
+    assert checked >= 3  # SumBackward0, ClampedExpBackward, MulBackward0

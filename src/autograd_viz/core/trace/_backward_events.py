@@ -207,15 +207,12 @@ class NodeEvent(TraceEvent):
                 )
             else:
                 parts.append(f"{show_value(grad)} → {to}")
+        # A hook's doing comes first: a two-line caption cuts its end.
         hooks = _hooks_on(lookup, self.node)
-        returned_by = f"what {hooks} returned" if hooks else ""
+        name = f"{self.name} got {show_value(incoming)} from {hooks}" if hooks else self.name
         if not parts:
-            tail = f": {returned_by}" if hooks else ""
-            return f"{self.name}: receives {show_value(incoming)}{tail}"
-        if hooks:
-            got = f"it received {show_value(incoming)}" if incoming is not None else "its input"
-            parts[-1] += f"  · {got}: {returned_by}"
-        return f"{self.name}: " + ";  ".join(parts)
+            return name if hooks else f"{self.name}: receives {show_value(incoming)}"
+        return f"{name}: " + ";  ".join(parts)
 
     def edge_grads(
         self, lookup: Lookup, feeds: Mapping[tuple[str, int], str], alias: Mapping[str, str]
@@ -240,7 +237,8 @@ _make_node = quick_maker(NodeEvent)
 
 def _hooks_on(lookup: Lookup, node_id: str) -> str:
     """`the hook on h (line 19)`: the tensor hooks the code registered that hand this node
-    its gradient (and may change it); "" when none."""
+    its gradient, which they may have changed (the caption: `MulBackward0 got [5.44] from
+    the hook on h (line 19): …`); "" when none."""
     node: NodeInfo | None = lookup.nodes.get(node_id)
     if node is None or not node.hooks:
         return ""

@@ -188,6 +188,15 @@ class LabelPainting:
             titles = frame_title_rects(transform, self._graph, self._op_font, QRectF(view))
             marks += [(f"frame {key}", rect) for key, rect in titles]
         placer = LabelPlacer(marks)
+        # The op the step runs keeps its name: the gradients placed next go around it
+        # (MulBackward0's own ∂ plates took the spot under it, and its name was dropped).
+        step = self.frame.step if self.frame is not None else None
+        for key in step.lit if step is not None and not sparse else ():
+            node, centre = nodes.get(key), shown.get(key)
+            if node is not None and centre is not None and node.kind in (OPERATION, ACCUMULATE):
+                top = centre.y() + STYLES[node.kind].size / 2 + 3
+                lines = [(node.title, self._op_font, op_metrics, c.op)]
+                placer.take(key, self._lines_rect(lines, centre.x(), top))
         self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
         # Names before operations, left to right: where two collide, a tensor keeps its
         # label and an op name is shortened or left to the tooltip.
