@@ -257,3 +257,28 @@ def test_a_tensor_hook_that_changes_a_gradient_is_named_where_it_arrives() -> No
     assert "AccumulateGrad got [" in "".join(captions)
     assert any(c.endswith("from the hook on w (line 6)") for c in captions)
     assert not torch.equal(plain["x"].grad, (plain["h"].detach().exp() * plain["w"]).detach())
+
+
+def test_a_named_input_reaching_the_graph_through_untracked_ops_feeds_it() -> None:
+    """`model(X.unsqueeze(0).float())`: X fed a view and a cast autograd never recorded,
+    then the linear layer; X was not drawn at all (nor a decoder's batch_first `memory`,
+    transposed inside the attention). It feeds the op its derived tensor reached. A
+    tensor updated under no_grad (`w -= lr * w.grad`) passes nothing on."""
+    trace = run_source(
+        "import torch\n"
+        "X = torch.randn(4, 3)\n"
+        "lr = torch.tensor(0.1)\n"
+        "model = torch.nn.Linear(3, 1)\n"
+        "loss = model(X.unsqueeze(0).float()).sum()\n"
+        "loss.backward()\n"
+        "with torch.no_grad():\n"
+        "    model.weight -= lr * model.weight.grad\n"
+        "again = (model.weight * 2).sum()\n"
+    )
+    graph = drawn_graph(trace, collapsed=frozenset())
+    by_title = {n.title: k for k, n in graph.nodes.items()}
+    into = {graph.nodes[d].title for s, d in graph.edges if s == by_title["X"]}
+    assert into == {"ViewBackward0"}, into  # the 3-d linear's output node
+    assert "lr" not in by_title or not any(
+        graph.nodes[d].title == "MulBackward0" for s, d in graph.edges if s == by_title["lr"]
+    )

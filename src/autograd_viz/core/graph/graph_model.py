@@ -155,14 +155,28 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     nodes = reachable_nodes(trace)
     leaves = {n.variable for n in trace.nodes if n.id in nodes and n.variable}
     # Constants (tensors without grad) feed the ops that used them; the op events say which.
+    # Through ops autograd did not record (`X.unsqueeze(0).float()`, the transpose of a
+    # batch_first attention's `memory`): the listed constant they came from feeds the op.
+    listed = {t.id for t in trace.tensors if not t.requires_grad}
+    origin: dict[str, tuple[str, ...]] = {}  # an unlisted output -> the constants behind it
     fed: list[tuple[str, str]] = []
     for _, e in trace.index.each(OpEvent):
         targets = [nid for nid in e.grad_fn if nid in nodes]
+        sources = [
+            (tid,) if tid in listed else origin.get(tid, (tid,)) for tid in dict.fromkeys(e.inputs)
+        ]
+        if not any(e.grad_fn):
+            if e.grad_enabled:  # not an update under no_grad: a derived constant
+                behind = tuple(dict.fromkeys(s for group in sources for s in group))
+                for out in e.outputs:
+                    if out not in listed:
+                        origin[out] = behind
+            continue
         # A compiled call says which of its own nodes took each argument.
         feeds = e.compiled.feeds if e.compiled is not None else {}
-        for tid in dict.fromkeys(e.inputs):
+        for tid, group in zip(dict.fromkeys(e.inputs), sources, strict=True):
             fed_nodes = [nid for nid in feeds.get(tid, ()) if nid in nodes] or targets
-            fed.extend((tid, nid) for nid in fed_nodes)
+            fed.extend((s, nid) for s in group for nid in fed_nodes)
     feeders = {tid for tid, _ in fed}
     tensors = [
         t
