@@ -115,3 +115,14 @@ def test_tick_labels_of_a_short_log_axis_are_a_line_apart(qtbot) -> None:
     line = QFontMetricsF(axis.style["tickFont"] or axis.font()).height()
     gap = (high - low) * line / size
     assert all(b - a >= gap * 0.99 for a, b in itertools.pairwise(values))
+
+
+def test_the_strips_colour_range_never_reads_minus_zero(qtbot) -> None:
+    """A top level that rounds to zero from below read "to -0.0 (yellow)"."""
+    _, _, pane = _pane(qtbot, HEALTHY)
+    assert "(dark) to" in pane.strip.getPlotItem().titleLabel.text
+    # The levels the strip found for a run whose largest ‖grad‖ is just under 1.
+    pane.strip.show_health = lambda health: setattr(pane.strip, "levels", (-2.04, -0.04))
+    pane.show_health(pane.health)  # the title is written from the strip's levels
+    title = pane.strip.getPlotItem().titleLabel.text
+    assert "from -2.0 (dark) to 0.0 (yellow)" in title and "-0.0" not in title

@@ -124,7 +124,8 @@ class TrainingPane(QWidget):
             )
         )
         self.strip.show_health(health)
-        low, high = self.strip.levels
+        # `+ 0.0` turns a rounded -0.0 into 0.0: "from -2.0 to -0.0" read as a typo.
+        low, high = (float(f"{v:.1f}") + 0.0 for v in self.strip.levels)
         self.strip.title.set(
             f"‖grad‖ per parameter and step: colour log₁₀ from {low:.1f} (dark) to"
             f" {high:.1f} (yellow); grey: no gradient",
