@@ -101,3 +101,39 @@ def test_an_inductor_call_is_one_op_with_what_it_returned(tmp_path: Path) -> Non
     assert [e["roots"] for e in passes] == [e["outputs"] for e in calls]
     nodes = [e["name"] for e in events if e["kind"] == "node"]
     assert nodes == ["CompiledFunctionBackward", "AccumulateGrad"] * 3
+
+
+def test_a_view_torch_will_no_longer_describe_keeps_whether_it_is_a_leaf() -> None:
+    """Once a view's base is written in place, torch refuses to read its is_leaf. One made
+    with grad on (`a, b = x.chunk(2)`) was listed as a leaf that requires grad (torch had
+    said False); one made under no_grad is a leaf, as torch said before the write."""
+    import torch
+
+    from autograd_viz.core.kernel.runner import run_source
+
+    trace = run_source(
+        "import torch\n"
+        "x = torch.ones(4, requires_grad=True)\n"
+        "a, b = x.chunk(2)\n"
+        "w = torch.zeros(3, 2, requires_grad=True)\n"
+        "with torch.no_grad():\n"
+        "    v = w[1]\n"
+        "x.detach().add_(1)\n"
+        "with torch.no_grad():\n"
+        "    w[0].add_(1)\n"
+    )
+    x = torch.ones(4, requires_grad=True)
+    a, _ = x.chunk(2)
+    w = torch.zeros(3, 2, requires_grad=True)
+    with torch.no_grad():
+        v = w[1]
+    expected = {"a": a.is_leaf, "b": a.is_leaf, "v": v.is_leaf}  # read before the writes
+    assert (
+        {n: trace.tensor_named(n).is_leaf for n in expected}
+        == expected
+        == {
+            "a": False,
+            "b": False,
+            "v": True,
+        }
+    )

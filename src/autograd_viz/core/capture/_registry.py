@@ -30,11 +30,16 @@ def grad_fn_of(t: torch.Tensor) -> Any:
 
 
 def is_leaf(t: torch.Tensor) -> bool:
-    """`t.is_leaf`, read as safely as `grad_fn_of` (no grad_fn is a leaf)."""
+    """`t.is_leaf`, read as safely as `grad_fn_of`. Torch refuses to say only for a view
+    whose base was written in place since. Made under no_grad (or in inference mode), it
+    had no history: a leaf, as torch said before the write. Made with grad on (`a, b =
+    x.chunk(2)`), it is no leaf: its grad_fn is there, only unreadable now."""
     try:
         return bool(t.is_leaf)
-    except RuntimeError:
-        return grad_fn_of(t) is None
+    except RecursionError:
+        raise
+    except RuntimeError as error:
+        return "no_grad mode" in str(error) or "inference mode" in str(error)
 
 
 class Registry:
