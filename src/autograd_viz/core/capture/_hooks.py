@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from autograd_viz.core.capture._guards import unseen
+from autograd_viz.core.capture._registry import grad_fn_of
 
 if TYPE_CHECKING:
     from torch.overrides import TorchFunctionMode
@@ -131,3 +132,18 @@ class NodeHooks:
                 with contextlib.suppress(KeyError):
                     hooks[handle.id] = hooks.pop(handle.id)
         self._post = alive
+
+
+def record_user_hook(rec: Recording, t: torch.Tensor) -> None:
+    """The code hooked `t`'s gradient (`t.register_hook`): say so on the node that receives
+    it (a leaf's AccumulateGrad is given its hooks when the run ends: it may not exist yet)."""
+    with rec.own_reads():
+        hook = {"tensor": rec.tid(t), "line": rec.user_line()}
+        node = grad_fn_of(t)
+        if node is None:
+            rec.registry.leaf_hooks.setdefault(hook["tensor"], []).append(hook)
+            return
+        hook["output"] = int(getattr(t, "output_nr", 0))
+        nid = rec.registry.node_id(node)
+        if nid is not None:
+            rec.registry.nodes[nid].hooks.append(hook)

@@ -26,7 +26,7 @@ from autograd_viz.core.capture._calls import (
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._guards import plain, unseen
-from autograd_viz.core.capture._hooks import NodeHooks
+from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
 from autograd_viz.core.capture._naming import assigned_name, building_statement
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
@@ -166,7 +166,7 @@ class Tracer:
             return func(*args, **kwargs)
         if name == "register_hook" and args and isinstance(args[0], torch.Tensor):
             result = func(*args, **kwargs)
-            self._user_hook(args[0])
+            record_user_hook(rec, args[0])
             return result
         result = func(*args, **kwargs)
         inplace = in_place(func, name, args, kwargs)
@@ -279,8 +279,8 @@ class Tracer:
             bound = assigned_name(caller, rec.filename)
             if bound is not None:
                 event["assigned"] = bound
-                if not result.requires_grad and isinstance(result, torch.Tensor):
-                    registry.kept_constant(result, event["outputs"][0], event["values"][0])
+                if not outputs[0].requires_grad:  # drawn where it feeds the graph
+                    registry.kept_constant(outputs[0], event["outputs"][0], event["values"][0])
         building = building_statement(caller, rec.filename, self._base_frame)
         if building is not None:
             event["construction"] = building
@@ -319,21 +319,6 @@ class Tracer:
             if foreign:
                 self.recording.snapshots.escaped()
                 return
-
-    def _user_hook(self, t: torch.Tensor) -> None:
-        """The code hooked `t`'s gradient: say so on the node that receives it (the leaf's
-        AccumulateGrad is given its hooks when the run ends: it may not exist yet)."""
-        rec = self.recording
-        with rec.own_reads():
-            hook = {"tensor": rec.tid(t), "line": rec.user_line()}
-            node = grad_fn_of(t)
-            if node is None:
-                rec.registry.leaf_hooks.setdefault(hook["tensor"], []).append(hook)
-                return
-            hook["output"] = int(getattr(t, "output_nr", 0))
-            nid = rec.registry.node_id(node)
-            if nid is not None:
-                rec.registry.nodes[nid].hooks.append(hook)
 
     def _history_break(self, how: str, t: Any, result: Any) -> None:
         if not isinstance(t, torch.Tensor):

@@ -190,9 +190,19 @@ def capture_graph(
         shape, dtype, device, made = registry.constants[tid]
         value = value if value is not None else made
         infos[tid] = TensorInfo(
-            tid, None, shape, dtype, device, False, True, False, None,
-            None if value is None else TensorValue.from_event_dict(value), None, freed=True,
-        )  # fmt: skip
+            id=tid,
+            name=None,
+            shape=shape,
+            dtype=dtype,
+            device=device,
+            requires_grad=False,
+            is_leaf=True,
+            retains_grad=False,
+            grad_fn=None,
+            value=None if value is None else TensorValue.from_event_dict(value),
+            grad=None,
+            freed=True,
+        )
     values.finish()
     for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
         infos[tid].value, infos[tid].uninitialised = None, True
