@@ -1,11 +1,15 @@
 """Layers closer than operation names need (a 24-layer VAE step fitted in the default
 window: 34 px a layer) still name their tensors where the names collide with nothing;
-before, nothing at all was labelled."""
+before, nothing at all was labelled. Closer still (a decoder layer opened in full), the
+named tensors keep their names where they clear every mark and lie inside the view."""
 
 from __future__ import annotations
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION
-from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, SPARSE_DX_PX
+from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtGui import QImage
+
+from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, SPARSE_DX_PX, THIN_DX_PX
 from tests.ui.test_canvas_view import _canvas, _label_rects, _show, _Texts
 
 VAE = """import torch
@@ -47,3 +51,46 @@ def test_a_dense_fit_names_the_tensors_and_no_operation(qtbot) -> None:
     rects = _label_rects(canvas)
     for i, a in enumerate(rects):
         assert not any(a.intersects(b) for b in rects[i + 1 :])
+
+
+DECODER = """import torch
+from torch import nn
+torch.manual_seed(0)
+layer = nn.TransformerDecoderLayer(d_model=16, nhead=2, dim_feedforward=32, batch_first=True)
+tgt = torch.randn(1, 5, 16)
+memory = torch.randn(1, 7, 16)
+out = layer(tgt, memory)
+loss = out.pow(2).mean()
+loss.backward()
+"""
+
+
+def test_a_picture_too_dense_for_names_still_names_its_inputs_and_result(qtbot) -> None:
+    canvas = _canvas(qtbot, (870, 440))
+    _show(qtbot, canvas, DECODER)
+    canvas.grab()
+    overlay = canvas._overlay
+    across, _ = overlay.last_spacing_px
+    assert THIN_DX_PX <= across < SPARSE_DX_PX, across  # the case this is about
+    assert overlay.labels_fit() and overlay.thin()
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    overlay._paint_labels(painter, screen)
+    painter.end()
+    named = set(painter.texts)
+    # The inputs sit left of the layer's frame, one above the other: `tgt`'s row below
+    # is taken by the frame's title, so its name goes left of its mark.
+    assert {"tgt", "memory", "loss"} <= named, named
+    nodes = canvas.graph.nodes.values()
+    titles = {n.title for n in nodes}
+    assert named <= titles | {canvas.graph.short.get(k, "") for k in canvas.graph.nodes}
+    assert not any("Backward" in t or t == "(leaf)" for t in named), named
+    view = QRectF(image.rect())
+    assert all(view.contains(rect) for rect in painter.text_rects)
+    for i, a in enumerate(painter.text_rects):  # no two names overlap, nor a name a mark
+        assert not any(a.intersects(b) for b in painter.text_rects[i + 1 :])
+        for key, centre in screen.items():
+            node = canvas.graph.nodes[key]
+            if node.kind in (OPERATION, ACCUMULATE):
+                assert not a.intersects(QRectF(centre.x() - 6, centre.y() - 6, 12, 12)), key

@@ -51,6 +51,10 @@ COMPACT_DX_PX = 36.0
 # rest): a 24-layer VAE step fitted in the default window was 34 px a layer, and had
 # no label at all.
 SPARSE_DX_PX = 18.0
+# Below SPARSE_DX_PX, down to this, the named tensors keep their names where they clear
+# every mark and label and lie inside the view: a decoder layer opened in full (150 items,
+# 17 px a layer in the default window) named nothing at all, not even its inputs.
+THIN_DX_PX = 7.0
 LABEL_MIN_DY_PX = 44.0
 # Rows closer than LABEL_MIN_DY_PX still have room for one line: each node's name alone
 # (its value and .grad are a hover away), down to this spacing; below it, no labels.
@@ -161,10 +165,10 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         return across, down
 
     def labels_fit(self) -> bool:
-        """Whether the last paint had room for labels (full, compact, names only, or the
-        tensors' names alone)."""
+        """Whether the last paint had room for labels (full, compact, names only, the
+        tensors' names alone, or the named tensors' where they collide with nothing)."""
         dx, dy = self.last_spacing_px
-        return dx >= SPARSE_DX_PX and dy >= NAMES_MIN_DY_PX
+        return dx >= THIN_DX_PX and dy >= NAMES_MIN_DY_PX
 
     def names_only(self) -> bool:
         """Whether rows are too close for a tensor's value and .grad lines, or layers for
@@ -174,6 +178,11 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
     def sparse(self) -> bool:
         """Whether layers are too close for operation names: only tensors are named."""
         return self.last_spacing_px[0] < COMPACT_DX_PX
+
+    def thin(self) -> bool:
+        """Whether layers are closer than a name is wide: only named tensors are labelled,
+        each only where it collides with nothing and is whole in the view."""
+        return self.last_spacing_px[0] < SPARSE_DX_PX
 
     def compact(self) -> bool:
         """Whether labels are shortened at the current zoom."""

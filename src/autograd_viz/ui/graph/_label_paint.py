@@ -162,6 +162,8 @@ class LabelPainting:
         detail_metrics = measure.metrics(self._detail_font)
         op_metrics = measure.metrics(self._op_font)
         compact, names, sparse = self.compact(), self.names_only(), self.sparse()
+        thin = self.thin()
+        framed = {m for members in self._graph.groups.values() for m in members}
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         # Only the nodes near the view are measured and labelled (a big graph zoomed in
@@ -210,6 +212,8 @@ class LabelPainting:
                 continue  # a card's text is inside it
             if sparse and node.kind in (OPERATION, ACCUMULATE, UNTRACKED):
                 continue  # layers too close: the tensors' names only
+            if thin and (not node.title or node.title == "(leaf)"):
+                continue  # closer still: only a name says more than the mark
             y = centre.y() + STYLES[node.kind].size / 2 + 3
             if node.kind in (OPERATION, ACCUMULATE):
                 title = node.title
@@ -245,22 +249,41 @@ class LabelPainting:
             tight = measure.elided(font, shorter, 48.0)
             variants = [lines, [title_line]]
             variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
-            variants.append([title_line])  # last: the name may cross a mark, not a label
+            # A tensor's name alone may also go left of its mark: an input at the left
+            # edge of a dense picture (a decoder's `tgt` and `memory`) has room there
+            # when the row below it is taken. Not in a frame: it would cross its border.
+            beside = node.kind not in (OPERATION, ACCUMULATE, UNTRACKED) and key not in framed
+            places = [(v, False) for v in variants]
+            if beside:
+                places.append(([title_line], True))
+            crossing = not thin  # at the thinnest zoom a name crossing a mark is noise
+            if crossing:
+                places.append(([title_line], False))  # the name may cross a mark, not a label
             chosen = None
-            for i, variant in enumerate(variants):  # measured only until one fits
+            half_mark = STYLES[node.kind].size / 2
+            for i, (variant, left) in enumerate(places):  # measured only until one fits
                 rect = self._lines_rect(variant, centre.x(), y)
-                if placer.free(key, rect, marks=i < len(variants) - 1):
+                if left:
+                    rect.moveTopRight(
+                        QPointF(centre.x() - half_mark - 3, centre.y() - rect.height() / 2)
+                    )
+                if thin and not QRectF(view).contains(rect):
+                    continue  # the fit keeps no room for it: cut at the edge, it misleads
+                if placer.free(key, rect, marks=not crossing or i < len(places) - 1):
                     placer.take(key, rect)
-                    chosen = variant
+                    chosen = rect, variant
                     break
             if chosen is None:
                 continue
-            for text, font, metrics, colour in chosen:
+            rect, lines = chosen
+            top = rect.top()
+            for text, font, metrics, colour in lines:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))
                 width = measure.width(font, text)
-                painter.drawText(QPointF(centre.x() - width / 2, y + metrics.ascent()), text)
-                y += metrics.height()
+                x = rect.right() - width if rect.right() < centre.x() else centre.x() - width / 2
+                painter.drawText(QPointF(x, top + metrics.ascent()), text)
+                top += metrics.height()
 
     def _lines_rect(self, lines, x: float, y: float) -> QRectF:
         """Where label lines centred on `x`, starting at `y`, are drawn."""
