@@ -5,10 +5,10 @@ named tensors keep their names where they clear every mark and lie inside the vi
 
 from __future__ import annotations
 
-from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QImage
 
+from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION
 from autograd_viz.ui.graph._edges_item import COMPACT_DX_PX, SPARSE_DX_PX, THIN_DX_PX
 from tests.ui.test_canvas_view import _canvas, _label_rects, _show, _Texts
 
