@@ -68,6 +68,11 @@ def test_lab_grads_reach_the_canvas_and_console(qtbot, window) -> None:
     assert labels["w"].grad == "grad 8.0" and labels["b"].grad == "grad 4.0"
     qtbot.waitUntil(lambda: "w.grad 8.0" in window.console.plain_text(), timeout=5_000)
     assert window.canvas.marker_count() == len(trace.nodes) + len(trace.tensors)
+    # The run's last console line says it finished, and what it did: "▶ Running" alone
+    # read as still running when the script printed nothing.
+    last = window.console.plain_text().rstrip().splitlines()[-1]
+    ops = sum(1 for e in trace.events if e.get("kind") == "op")
+    assert last.startswith("✓ Finished in ") and last.endswith(f": {ops} ops, 1 backward pass")
 
 
 def test_exception_marks_its_line_and_shows_traceback(qtbot, window) -> None:
@@ -77,6 +82,9 @@ def test_exception_marks_its_line_and_shows_traceback(qtbot, window) -> None:
     assert window.editor.error_line == 3
     assert "scalar outputs" in window.editor.error_message
     qtbot.waitUntil(lambda: 'File "<editor>", line 3' in window.console.plain_text(), timeout=5_000)
+    qtbot.waitUntil(
+        lambda: "■ Stopped by RuntimeError on line 3 after " in window.console.plain_text()
+    )
 
 
 def test_syntax_error_marks_line_and_runs_nothing(qtbot, window) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -21,7 +22,7 @@ from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
 from autograd_viz.core.platform.preferences import save_keep_variables
 from autograd_viz.core.playback.player import Player
-from autograd_viz.core.playback.run_view import RunView, ShownRun, nothing_ran
+from autograd_viz.core.playback.run_view import RunView, ShownRun, finished_line, nothing_ran
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON
@@ -290,11 +291,13 @@ class MainWindow(QMainWindow):
         path = self.document.path
         self.console.append_info(f"▶ Running {path.name if path else SOURCE_NAME}")
         run = self.session.run(self.editor.text(), SOURCE_NAME, path=str(path) if path else "")
-        run.finished.connect(self._run_answered)
+        started = time.perf_counter()
+        run.finished.connect(lambda answer: self._run_answered(answer, started))
 
-    def _run_answered(self, answer: dict) -> None:
+    def _run_answered(self, answer: dict, started: float) -> None:
         """This run's own answer: its trace is drawn; without one, no earlier graph stays."""
         if answer["ok"] and answer.get("trace") is not None:
+            self.console.append_info(finished_line(answer["trace"], time.perf_counter() - started))
             self.show_trace(answer["trace"])
         elif self.session.state in (KernelState.DEAD, KernelState.STARTING):
             self.run_view.clear(KERNEL_GONE)  # it died under this run, or was restarted

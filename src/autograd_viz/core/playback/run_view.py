@@ -107,6 +107,18 @@ def nothing_ran(trace: Trace) -> str | None:
     return f"Nothing ran: {error['type']}{where}. Fix it and run again (Ctrl+Enter)."
 
 
+def finished_line(trace: Trace, seconds: float) -> str:
+    """The console's line when a run's answer is in: the run's console otherwise ends
+    with "▶ Running …", which reads as still running when the script printed nothing."""
+    error = trace.error or (trace.errors[0] if trace.errors else None)
+    if error is not None:
+        where = f" on line {error['line']}" if error.get("line") else ""
+        return f"■ Stopped by {error['type']}{where} after {seconds:.2f} s"
+    ops, passes = trace.index.count("op"), trace.index.count("backward")
+    backward = f"{passes} backward pass{'es' if passes != 1 else ''}"
+    return f"✓ Finished in {seconds:.2f} s: {ops:,} ops, {backward}"
+
+
 def _no_graph(trace: Trace) -> str:
     """What the canvas says when a run that ran drew nothing."""
     if not trace.errors:
