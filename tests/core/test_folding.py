@@ -370,3 +370,44 @@ def test_a_module_dense_with_its_own_ops_opens_on_demand() -> None:
     assert "mha" not in drawn.collapsed and "mha" in drawn.frames
     opened = drawn_graph(trace, collapsed=None, choices={"gru": True})
     assert "gru" not in opened.collapsed and "gru" in opened.frames
+
+
+ACCUMULATE = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Linear(3, 1)
+X, Y = torch.randn(8, 3), torch.randn(8, 1)
+for i in range(MICRO):
+    xb, yb = X[2 * i:2 * i + 2], Y[2 * i:2 * i + 2]
+    loss = ((model(xb) - yb) ** 2).mean() / MICRO
+    loss.backward()
+"""
+
+
+def test_a_gradient_accumulation_loop_folds_to_one_loop_with_its_weights_outside() -> None:
+    # `xb, yb = X[…], Y[…]` binds two no-grad slices in one statement: each iteration's
+    # are drawn where they feed it (they were only in the last, which split the loop
+    # into "×3" and "×2" with the last micro-batch outside both), and the Linear's
+    # weights, made before the loop, sit outside its frame and feed every iteration.
+    trace, code = _run(ACCUMULATE, MICRO=4)
+    drawn = drawn_graph(trace, frozenset())
+    tree = drawn.folding.tree
+    (loop,) = [k for k, f in drawn.folds.items() if f.kind == LOOP]
+    assert drawn.folds[loop].title == "for i in range(4):" and drawn.folds[loop].detail == "×4"
+    iterations = [k for k in tree.walk(loop) if tree.groups[k].kind == "iteration"]
+    assert len(iterations) == 4
+    names = {t.id: t.name for t in trace.tensors}
+    assigned = {o: e["assigned"] for e in trace.events if e.get("assigned") for o in e["outputs"]}
+    for n, key in enumerate(iterations, 1):
+        said = sorted(
+            assigned.get(v) or names.get(v) or "" for v in tree.members(key) if v in names
+        )
+        assert said == (["loss", "xb", "yb"] if n == 4 else ["xb", "yb"]), (key, said)
+    for v, owner in tree.owner.items():
+        if names.get(v) in ("model.weight", "model.bias"):
+            assert owner == "", (v, owner)
+    _check_frames(drawn)
+    namespace: dict = {}
+    exec(code, namespace)  # the oracle: how many times the loop ran
+    assert namespace["i"] + 1 == len(iterations)

@@ -39,9 +39,56 @@ def _stores(code: CodeType) -> dict[int, str]:
         for here, after in itertools.pairwise(instructions):
             if after.opname in _STORES and isinstance(after.argval, str):
                 table[here.offset] = after.argval
+        table.update(_unpacked(instructions))
         if len(_stores_after) > 10_000:  # a script that makes code objects in a loop
             _stores_after.clear()
         _stores_after[code] = table
+    return table
+
+
+def _unpacked(instructions: list[dis.Instruction]) -> dict[int, str]:
+    """The names a tuple assignment binds, by the offset of the instruction that made
+    each value: `xb, yb = X[i], Y[i]` stores X[i] in xb (for 2 or 3 values CPython swaps
+    them, `SWAP k`; for more it builds a tuple and unpacks it)."""
+    depth, after = 0, []  # the stack's depth after each instruction, straight-line
+    for ins in instructions:
+        try:
+            depth += dis.stack_effect(ins.opcode, ins.arg, jump=False)
+        except ValueError:  # no stack effect (an opcode this Python does not list)
+            return {}
+        after.append(depth)
+    table: dict[int, str] = {}
+    for p, ins in enumerate(instructions):
+        if ins.opname == "SWAP" and ins.arg in (2, 3):
+            k, first = ins.arg, p + 1
+        elif (
+            ins.opname == "BUILD_TUPLE"
+            and p + 1 < len(instructions)
+            and instructions[p + 1].opname == "UNPACK_SEQUENCE"
+            and instructions[p + 1].arg == ins.arg
+        ):
+            k, first = ins.arg, p + 2
+        else:
+            continue
+        stores = instructions[first : first + k]
+        if len(stores) < k or any(
+            s.opname not in _STORES or not isinstance(s.argval, str) for s in stores
+        ):
+            continue
+        base = after[p - 1] - k if p else -1
+        # The value at level base + j was made by the last instruction that left the
+        # stack that deep (nothing after it went lower: it would have used the value).
+        i = p - 1
+        for j in range(k, 0, -1):
+            while i >= 0 and after[i] != base + j and after[i] > base:
+                if instructions[i].opname.startswith(("JUMP", "POP_JUMP", "FOR_ITER")):
+                    i = -1  # a branch inside the statement: depths are not straight
+                    break
+                i -= 1
+            if i < 0 or after[i] != base + j:
+                break
+            table[instructions[i].offset] = stores[j - 1].argval
+            i -= 1
     return table
 
 

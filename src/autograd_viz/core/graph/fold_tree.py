@@ -191,7 +191,7 @@ def _assign(
 ) -> None:
     """Give every drawn node a group: the one its op ran in, a parameter the lowest group
     holding every call of its module, anything else the lowest group holding its
-    neighbours."""
+    neighbours. A parameter stays outside the loops that call its module."""
     op_group: dict[int, str] = {}
     for key, members in parts.items():
         for p in members:
@@ -207,7 +207,12 @@ def _assign(
         if isinstance(m, int):
             where[v] = op_group.get(m, ROOT)
         elif isinstance(m, tuple):
-            where[v] = _lowest_common(groups, calls_of.get(m[1], [ROOT]))
+            # Made where the module was built, not in the loop that calls it: a training
+            # loop's or an RNN's weights sit outside its frame and feed every iteration.
+            key = _lowest_common(groups, calls_of.get(m[1], [ROOT]))
+            while groups[key].kind in (LOOP, ITERATION, MIDDLE) and groups[key].parent:
+                key = groups[key].parent
+            where[v] = key if groups[key].kind not in (LOOP, ITERATION, MIDDLE) else ROOT
     # Nodes no op event made (F.linear's inner TBackward0, matmul's inner MmBackward0)
     # join the lowest group holding what they feed; failing that, what feeds them (a
     # weight's AccumulateGrad, outside a loop, feeds every iteration's inner node).
