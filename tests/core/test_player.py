@@ -225,3 +225,40 @@ def test_a_gradient_torch_autograd_grad_returns_is_not_said_to_reach_dot_grad() 
     assert not any("x.grad" in c for c in captions[: captions.index(pow_step[0]) + 1])
     # The second call is a backward(): its gradients reach .grad, and the captions say so.
     assert "MulBackward0: 3.0 → w.grad;  [3.0, 3.0] → x.grad" in captions
+
+
+HVP = """import torch
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+v = torch.tensor([1.0, 0.5])
+f = x[0] ** 2 * x[1] + x[1] ** 3
+(g,) = torch.autograd.grad(f, x, create_graph=True)
+gv = (g * v).sum()
+(hv,) = torch.autograd.grad(gv, x)
+"""
+
+
+def test_a_gradient_autograd_grad_returned_has_its_value_from_the_moment_it_returned() -> None:
+    # `g` is made by the backward engine, not by an op: no op event gave it a value, and
+    # every replay frame drew it as "…" while `gv`, computed from it, had one.
+    trace = run_source(HVP)
+    plain: dict = {}
+    exec(HVP, plain)  # the oracle
+    g, hv = trace.tensor_named("g").id, trace.tensor_named("hv").id
+    ends = [e for e in trace.events if e["kind"] == "backward_end"]
+    assert [e["results"] for e in ends] == [[g], [hv]]
+    assert ends[0]["values"][0]["data"] == plain["g"].tolist()
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode(BACKWARD)
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+        if player.current.kind == "backward_end":
+            break
+    assert captions[-1] == "line 5: torch.autograd.grad() returned g = [4.0, 13.0]"
+    assert g in player.current.lit
+    assert player.frame().labels[g][0] == "[4.0, 13.0]"
+    player.step_back()
+    assert player.frame().labels[g][0] == "…"  # not before the call returned
+    player.set_mode(FORWARD)
+    player.to_end()
+    assert player.frame().labels[g][0] == "[4.0, 13.0]"

@@ -93,17 +93,34 @@ class BackwardRecorder:
         event["depth"] = depth = recording.passes.started(self)
         recording.emit(event)
         ok = False
+        end: dict[str, Any] = {"kind": "backward_end", "line": self.line, "depth": depth}
         try:
             result = self.func(*self.args, **self.kwargs)
             ok = True
+            if self.func is torch.autograd.grad:
+                self._results(end, result)
         except BaseException:
             event["graph_freed"] = None  # the call failed: what was freed is not known
             raise
         finally:
             recording.passes.ended()
-            recording.emit({"kind": "backward_end", "line": self.line, "depth": depth, "ok": ok})
+            end["ok"] = ok
+            recording.emit(end)
         self._retained_after(retained)
         return result
+
+    def _results(self, end: dict[str, Any], result: Any) -> None:
+        """What `torch.autograd.grad()` returned, on its `backward_end`: the tensors (a
+        gradient made with `create_graph=True` is itself in the graph) and their values."""
+        recording = self.recording
+        with recording.own_reads():
+            tensors = _as_list(result)
+            end["results"] = [
+                recording.tid(t) if isinstance(t, torch.Tensor) else None for t in tensors
+            ]
+            end["values"] = [
+                recording.value(t) if isinstance(t, torch.Tensor) else None for t in tensors
+            ]
 
     def _retained_before(self) -> list[tuple[str, torch.Tensor, Any]]:
         """Non-leaf tensors that asked for retain_grad(), with their .grad now."""

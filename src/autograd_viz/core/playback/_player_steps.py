@@ -15,7 +15,7 @@ from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.step_text import construction_caption, folds, why_nothing_drawn
 from autograd_viz.core.trace import Trace
 from autograd_viz.core.trace._event_base import quick_maker
-from autograd_viz.core.trace.events import NodeEvent, OpEvent, TraceEvent
+from autograd_viz.core.trace.events import BackwardEndEvent, NodeEvent, OpEvent, TraceEvent
 from autograd_viz.core.trace.index import TraceIndex
 
 FORWARD = "forward"
@@ -27,6 +27,7 @@ _KINDS = {
     FORWARD: {"op", "history_break", "error"},
     BACKWARD: {
         "backward",
+        "backward_end",  # torch.autograd.grad()'s: what it returned (the others: none)
         "node",
         "accumulate",
         "retained_grad",
@@ -103,6 +104,12 @@ class _StepLists:
                     i
                     for i in positions
                     if not (isinstance(e := event(i), OpEvent) and e.in_backward)
+                ]
+            else:  # a pass's end is a step only where it returned gradients
+                positions = [
+                    i
+                    for i in positions
+                    if not isinstance(e := event(i), BackwardEndEvent) or e.results
                 ]
             for group in folds(positions, event):
                 first = event(group[0])

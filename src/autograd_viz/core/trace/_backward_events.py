@@ -10,6 +10,7 @@ from autograd_viz.core.trace._event_base import (
     ChangeEvent,
     Lookup,
     TraceEvent,
+    ValueChange,
     ValueMemo,
     quick_maker,
     read_value,
@@ -103,13 +104,16 @@ class BackwardEvent(TraceEvent):
 
 @dataclass(frozen=True, slots=True)
 class BackwardEndEvent(TraceEvent):
-    """A backward call returned (closing the pass its `backward` event opened)."""
+    """A backward call returned (closing the pass its `backward` event opened); for
+    `torch.autograd.grad()`, with the gradients it returned."""
 
     kind: ClassVar[str] = "backward_end"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"depth", "ok"}
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"depth", "ok", "results", "values"}
 
     depth: int
     ok: bool  # False when the call raised
+    results: Sequence[str | None] = ()  # torch.autograd.grad()'s tensors (None: unused)
+    values: tuple[TensorValue | None, ...] = ()  # one per result
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> BackwardEndEvent:
@@ -118,17 +122,42 @@ class BackwardEndEvent(TraceEvent):
             data.get("line"),
             data.get("depth", 0),
             data.get("ok", True),
+            tuple(data.get("results") or ()),
+            read_values(data.get("values"), memo),
             source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         out = {"kind": "backward_end", "line": self.line, "depth": self.depth, "ok": self.ok}
+        if self.results:
+            out["results"] = list(self.results)
+            out["values"] = write_values(self.values)
         return self._finish(out)
 
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The gradients `torch.autograd.grad()` returned (and, with `create_graph`,
+        the node that made each)."""
+        nodes = [getattr(lookup.tensors.get(t), "grad_fn", None) for t in self.results if t]
+        return (*self.results, *nodes)
+
+    def changes(self) -> tuple[ValueChange, ...]:
+        """The values of the gradients `torch.autograd.grad()` returned."""
+        return tuple(
+            ValueChange(t, False, None, v)
+            for t, v in zip(self.results, self.values, strict=False)
+            if t is not None
+        )
+
     def caption(self, lookup: Lookup) -> str:
-        """Whether the pass finished."""
-        return f"{self.where}the backward pass {'ended' if self.ok else 'raised'}"
+        """Whether the pass finished, and what `torch.autograd.grad()` returned."""
+        if not self.results:
+            return f"{self.where}the backward pass {'ended' if self.ok else 'raised'}"
+        said = [
+            f"{tensor_name(lookup, t)} = {show_value(v)}" if t is not None else "None"
+            for t, v in zip(self.results, self.values, strict=False)
+        ]
+        return f"{self.where}torch.autograd.grad() returned {', '.join(said)}"
 
 
 @dataclass(frozen=True, slots=True)
