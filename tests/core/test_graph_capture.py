@@ -149,3 +149,32 @@ def test_walk_is_capped() -> None:
     trace = capture_graph({"y": y}, max_nodes=50)
     assert len(trace.nodes) == 50 and trace.truncated
     assert "50" in trace.notes[0]
+
+
+def test_a_node_no_op_event_listed_still_names_the_tensor_it_produced() -> None:
+    # A custom Function's output and a create_graph gradient are made where no op event
+    # lists them: their nodes' `tensor` was null although the tensors' grad_fn was set.
+    code = """import torch
+class MulAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b + 2
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * b, g * a
+a = torch.tensor([1., 2.], requires_grad=True)
+b = torch.tensor([3., 4.], requires_grad=True)
+out = MulAdd.apply(a, b)
+(gx,) = torch.autograd.grad((a ** 3).sum(), a, create_graph=True)
+"""
+    trace = run_source(code)
+    plain: dict = {}
+    exec(code, plain)  # the oracle: which nodes torch made them with
+    nodes = {n.id: n for n in trace.nodes}
+    for name in ("out", "gx"):
+        info = trace.tensor_named(name)
+        node = nodes[info.grad_fn]
+        assert node.name == type(plain[name].grad_fn).__name__
+        assert node.tensor == info.id, name

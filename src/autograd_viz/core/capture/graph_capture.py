@@ -208,6 +208,12 @@ def capture_graph(
         infos[tid].value, infos[tid].uninitialised = None, True
     trace.tensors = list(infos.values())
     trace.nodes = list(registry.nodes.values())
+    # A node no op event listed an output for (a custom Function's, a create_graph
+    # gradient's) still names the live tensor it produced.
+    for info in trace.tensors:
+        node = registry.nodes.get(info.grad_fn) if info.grad_fn else None
+        if node is not None and node.tensor is None and info.output_nr == 0:
+            node.tensor = info.id
     if registry.leaf_hooks:  # a leaf's hooks: on the AccumulateGrad node that got its grads
         for node in trace.nodes:
             node.hooks += registry.leaf_hooks.get(node.variable or "", [])
