@@ -282,3 +282,29 @@ def test_a_named_input_reaching_the_graph_through_untracked_ops_feeds_it() -> No
     assert "lr" not in by_title or not any(
         graph.nodes[d].title == "MulBackward0" for s, d in graph.edges if s == by_title["lr"]
     )
+
+
+def test_a_custom_backwards_own_ops_are_not_drawn_as_forward_no_grad_ops() -> None:
+    # `x.abs()` on the saved input, inside backward: it was drawn as a grey "abs (no_grad)"
+    # consumer of w from the first frame of the replay, as if the forward had run it.
+    code = """import torch
+class Clip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(-1, 1)
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (x.abs() <= 1).float()
+w = torch.tensor([0.5, -2.0], requires_grad=True)
+loss = Clip.apply(w).sum()
+loss.backward()
+"""
+    trace = run_source(code)
+    assert any(
+        e["kind"] == "op" and e["op"] == "abs" and e.get("in_backward") for e in trace.events
+    )
+    titles = {n.title for n in drawn_graph(trace).nodes.values()}
+    assert not any(t.startswith("abs") for t in titles), titles
+    assert "ClipBackward" in titles

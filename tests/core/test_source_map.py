@@ -19,3 +19,24 @@ def test_lines_of_tensors_and_nodes() -> None:
     on_six = {trace.node(k).name for k in source.ids_on(6) if k.startswith("n")}
     assert on_six == {"MulBackward0", "AddBackward0", "SubBackward0", "PowBackward0"}
     assert source.ids_on(99) == []
+
+
+def test_a_custom_functions_node_belongs_to_where_its_output_was_made() -> None:
+    # SignSTEBackward is no op's grad_fn: it took the line of the first op that used its
+    # output (`out = (wb * x).sum()`), and a backward step through it marked that line.
+    code = """import torch
+class SignSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.sign(x)
+    @staticmethod
+    def backward(ctx, grad_out):
+        return grad_out
+w = torch.tensor([0.5, -2.0], requires_grad=True)
+wb = SignSTE.apply(w)
+out = (wb * 3).sum()
+"""
+    trace = run_source(code)
+    source = SourceMap(trace)
+    node = next(n for n in trace.nodes if n.name == "SignSTEBackward")
+    assert source.line_of[node.id] == source.line_of[trace.tensor_named("wb").id] == 5

@@ -286,7 +286,9 @@ def _add_outside_autograd(trace: Trace, g: nx.MultiDiGraph) -> None:
         # An nn.Module's own initialisation (`kaiming_uniform_` on a new weight) is not
         # the learner's computation: drawn, it ran an edge from every layer's weight
         # across the whole model to the picture's edge.
-        if not e.grad_enabled and e.construction is None:
+        # Nor is a custom backward's or a hook's own op (`x.abs()` on a saved tensor):
+        # it ran inside the backward pass, not as a no_grad step of the forward.
+        if not e.grad_enabled and e.construction is None and not e.in_backward:
             inputs = [t for t in e.inputs if t in g and tensors[t].requires_grad]
             if inputs:
                 untracked[(e.line, e.op)] = (i, e)

@@ -22,6 +22,10 @@ class SourceMap:
         for node in trace.nodes:  # AccumulateGrad belongs to the line that made its leaf
             if node.variable and node.variable in self.line_of:
                 self.line_of.setdefault(node.id, self.line_of[node.variable])
+            # A node no op returned (a custom Function's, SignSTEBackward) belongs to the
+            # line that made its tensor, not to the first line that used it.
+            elif node.tensor and node.tensor in self.line_of:
+                self.line_of.setdefault(node.id, self.line_of[node.tensor])
         self._inherit_inner_nodes(trace)
         self._ids: dict[int, list[str]] = defaultdict(list)
         for key, line in self.line_of.items():
