@@ -411,3 +411,38 @@ def test_a_gradient_accumulation_loop_folds_to_one_loop_with_its_weights_outside
     namespace: dict = {}
     exec(code, namespace)  # the oracle: how many times the loop ran
     assert namespace["i"] + 1 == len(iterations)
+
+
+HEADS = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8))
+        self.mu, self.logvar = nn.Linear(8, 2), nn.Linear(8, 2)
+    def forward(self, x):
+        h = self.body(x)
+        return self.mu(h), self.logvar(h)
+net = Net()
+mu, logvar = net(torch.randn(3, 8))
+loss = (mu ** 2).sum() + logvar.exp().sum()
+loss.backward()
+"""
+
+
+def test_heads_side_by_side_are_not_a_stack_of_layers() -> None:
+    # `self.mu(h), self.logvar(h)`: two Linears of one shape on the same input were
+    # folded as "Linear ×2", which reads as two layers one after the other.
+    trace, _ = _run(HEADS)
+    drawn = drawn_graph(trace, frozenset())
+    repeats = {f.title: f for f in drawn.folds.values() if f.kind == REPEAT}
+    assert list(repeats) == ["Linear ×3"]  # the body: each layer feeds the next
+    assert [drawn.folds[c].title for c in repeats["Linear ×3"].children] == [
+        "body.0",
+        "body.1",
+        "body.2",
+    ]
+    parents = {drawn.folds[k].parent for k in ("net.mu", "net.logvar") if k in drawn.folds}
+    assert parents == {"net"}, parents

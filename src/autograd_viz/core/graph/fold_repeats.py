@@ -53,7 +53,7 @@ def fold_repeats(
             i += 1
             continue
         period, reps = found
-        if not _is_loop(trace, groups, seq[i : i + period * reps], reps):
+        if not _is_loop(trace, groups, parts, seq[i : i + period * reps], reps):
             out.append(seq[i])
             i += 1
             continue
@@ -72,9 +72,7 @@ def _make_fold(
 ) -> Part:
     """A loop (or repeat) group over `seq`, with one iteration group per period."""
     reps = len(seq) // period
-    calls = [p for p in seq if p.group is not None]
-    paths = [groups[p.group].path for p in calls]
-    is_repeat = len(calls) == len(seq) and len(set(paths)) == len(paths)
+    is_repeat = _is_repeat(trace, groups, parts, seq, reps)
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
     loop = _enclosing_loop(trace, lines)
     if is_repeat:
@@ -134,15 +132,61 @@ def _make_fold(
     return Part(("fold", tuple(p.signature for p in seq[:period])), seq[0].event, group=key)
 
 
-def _is_loop(trace: Trace, groups: dict[str, Group], seq: list[Part], reps: int) -> bool:
-    """Whether repeating parts are worth a fold: calls of distinct modules (a repeat),
-    ops inside a `for`/`while` of the script, or three repetitions or more (a function
-    called in a loop runs its own lines, not the loop's)."""
-    calls = [groups[p.group].path for p in seq if p.group is not None]
-    if len(calls) == len(seq) and len(set(calls)) == len(calls):
+def _is_loop(
+    trace: Trace,
+    groups: dict[str, Group],
+    parts: dict[str, list[Part]],
+    seq: list[Part],
+    reps: int,
+) -> bool:
+    """Whether repeating parts are worth a fold: calls of distinct modules, each feeding
+    the next (a repeat), ops inside a `for`/`while` of the script, or three repetitions or
+    more (a function called in a loop runs its own lines, not the loop's)."""
+    if _is_repeat(trace, groups, parts, seq, reps):
         return True
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
     return reps >= 3 or _enclosing_loop(trace, [ln for ln in lines if ln]) is not None
+
+
+def _is_repeat(
+    trace: Trace,
+    groups: dict[str, Group],
+    parts: dict[str, list[Part]],
+    seq: list[Part],
+    reps: int,
+) -> bool:
+    """Whether `seq` is a stack of layers: calls of distinct modules, each repetition
+    using what the one before it made. Two heads called on the same input
+    (`self.mu(h), self.logvar(h)`) are side by side, not `Linear ×2`."""
+    calls = [groups[p.group].path for p in seq if p.group is not None]
+    if len(calls) != len(seq) or len(set(calls)) != len(calls):
+        return False
+    period = len(seq) // reps
+    made_before: set[str] = set()
+    for r in range(reps):
+        made, used = _tensors_of(trace, parts, seq[r * period : (r + 1) * period])
+        if r and not used & made_before:
+            return False
+        made_before = made
+    return True
+
+
+def _tensors_of(
+    trace: Trace, parts: dict[str, list[Part]], chunk: list[Part]
+) -> tuple[set[str], set[str]]:
+    """The tensors the ops in `chunk` (calls' ops included) made and used."""
+    made: set[str] = set()
+    used: set[str] = set()
+    stack = list(chunk)
+    while stack:
+        p = stack.pop()
+        if p.op is not None:
+            e = trace.events[p.op]
+            made.update(e["outputs"])
+            used.update(e["inputs"])
+        elif p.group is not None:
+            stack.extend(parts.get(p.group, ()))
+    return made, used
 
 
 def _enclosing_loop(trace: Trace, lines: list[int]) -> dict[str, Any] | None:
