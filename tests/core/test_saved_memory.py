@@ -244,3 +244,30 @@ def test_held_bytes_match_cuda_memory_allocated() -> None:
     # 512-byte block of the caching allocator); z went with the function's frame.
     assert held.tensors == 1 and held.bytes == 1024 * 1024 * 4
     assert abs(grown - held.bytes) <= 512
+
+
+def test_a_saved_tensor_first_seen_in_its_own_op_is_named() -> None:
+    # `x * g` with g = x.grad met for the first time there, and sort's indices (an output
+    # of no grad): the node described what it saved before either had an id, and the
+    # trace said null where torch says the node holds that very tensor.
+    code = """import torch
+x = torch.tensor([1., 2., 3.], requires_grad=True)
+(x * x).sum().backward()
+g = x.grad
+m = x * g
+vals, idxs = x.sort()
+"""
+    trace = run_source(code)
+    plain: dict = {}
+    exec(code, plain)  # the oracle: what torch's nodes hold
+    assert plain["m"].grad_fn._saved_other is plain["g"]
+    assert torch.equal(plain["vals"].grad_fn._saved_indices, plain["idxs"])
+    nodes = {n.id: n for n in trace.nodes}
+    held = {
+        name: {
+            s["name"]: s["tensor"] for s in nodes[trace.tensor_named(name).grad_fn].saved_tensors
+        }
+        for name in ("m", "vals")
+    }
+    assert held["m"]["other"] == trace.tensor_named("g").id
+    assert held["vals"]["indices"] == trace.tensor_named("idxs").id

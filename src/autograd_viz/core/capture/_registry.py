@@ -217,8 +217,9 @@ class Registry:
         }
 
     def saved_output(self, info: NodeInfo, t: torch.Tensor, tid: str) -> None:
-        """`t` (id `tid`) is the first output of the node `info`: name it as the tensor
-        of the node's saved entries that are its very memory (`result` of ExpBackward0)."""
+        """`t` (id `tid`) is an output of the op that made the node `info`: name it as the
+        tensor of the node's saved entries that are its very memory (`result` of
+        ExpBackward0, `indices` of SortBackward0)."""
         for entry in info.saved_tensors or ():
             if entry["tensor"] is None and entry["storage"] is not None:
                 try:

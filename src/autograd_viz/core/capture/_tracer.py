@@ -232,7 +232,6 @@ class Tracer:
             raise
         except RuntimeError:  # a view torch will not describe (see grad_fn_of)
             fns = [grad_fn_of(t) for t in outputs]
-        grad_fns = [node_id(fn) for fn in fns]
         seen_before = registry.tensor_count
         inputs: list[str] = []
         constants: list[str] = []
@@ -251,6 +250,9 @@ class Tracer:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
         if registry.tensor_count != seen_before and rec.snapshots.sharing:
             self._foreign_inputs(args)
+        # The nodes after the inputs: a node describes what it saved by tensor id, and an
+        # input first seen here (`x * x.grad`) has one only from now on.
+        grad_fns = [node_id(fn) for fn in fns]
         op = name.strip("_") or name
         unwritten = op in _UNINITIALISED and not inplace and "out" not in kwargs
         value = rec.value
@@ -300,8 +302,9 @@ class Tracer:
                 info = nodes[nid]
                 if info.tensor is None and t.output_nr == 0:
                     info.tensor = tid(t)
-                    if info.saved_tensors:
-                        registry.saved_output(info, t, info.tensor)
+                if info.saved_tensors:  # what it saved of the op's outputs: its result,
+                    for out in outputs:  # and an output of no grad (sort's indices)
+                        registry.saved_output(info, out, tid(out))
         if len(rec.events) < rec.max_events:
             rec.events.append(event)
         else:
