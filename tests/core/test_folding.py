@@ -411,6 +411,10 @@ def test_a_gradient_accumulation_loop_folds_to_one_loop_with_its_weights_outside
     namespace: dict = {}
     exec(code, namespace)  # the oracle: how many times the loop ran
     assert namespace["i"] + 1 == len(iterations)
+    # Side by side in the order they ran (independent of each other, they sorted by a
+    # topological order's whim: iteration 4 drew first).
+    lefts = [drawn.frames[k][0] for k in iterations]
+    assert lefts == sorted(lefts) and len(set(lefts)) == len(lefts), lefts
 
 
 HEADS = """

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from autograd_viz.core.graph.fold_grid import SUB, components, lay_out_level, stretched
-from autograd_viz.core.graph.fold_tree import ROOT, FoldTree
+from autograd_viz.core.graph.fold_tree import ITERATION, MIDDLE, ROOT, FoldTree
 from autograd_viz.core.graph.picture_graph import topological_order
 
 BOX_W, BOX_H = 2, 2  # a folded group's box, in cells
@@ -137,6 +137,16 @@ class FoldLayout:
                         blocks[k].height + MARGIN_TOP + MARGIN_BOTTOM,
                     )
             members = sorted(items[key], key=lambda k: order.get(boxes.get(k, k), 0))
+            # A loop's iterations in the order they ran: independent of each other, they
+            # sorted by where a topological order met them (iteration 4 of 4 came first).
+            turns = [i for i, k in enumerate(members) if _kind(tree, boxes.get(k, k)) in _TURNS]
+            if len(turns) > 1:
+                ran = sorted(
+                    (members[i] for i in turns),
+                    key=lambda k: tree.groups[boxes.get(k, k)].first_event,
+                )
+                for i, k in zip(turns, ran, strict=True):
+                    members[i] = k
             # Blocks of the same shape (a loop's iterations, a model's layers) share one
             # layout: the key is the level's structure, not its ids, nor what is open.
             at = {v: i for i, v in enumerate(members)}
@@ -195,6 +205,14 @@ class FoldLayout:
         # picture goes with its last reference (see PictureGraph).
         del chain, block, put
         return placed
+
+
+_TURNS = (ITERATION, MIDDLE)
+
+
+def _kind(tree: FoldTree, key: str) -> str | None:
+    grp = tree.groups.get(key)
+    return grp.kind if grp is not None else None
 
 
 def _ranks(base: nx.MultiDiGraph, tree: FoldTree) -> tuple[dict[str, int], dict[str, int]]:
