@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from autograd_viz.core.graph.fold_tree import LOOP, MIDDLE, REPEAT
-from autograd_viz.core.graph.folding import BUDGET, DENSE_OWN, box_id
+from autograd_viz.core.graph.folding import BUDGET, DENSE_OWN, READABLE_WIDTH, box_id
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
@@ -450,3 +450,72 @@ def test_heads_side_by_side_are_not_a_stack_of_layers() -> None:
     ]
     parents = {drawn.folds[k].parent for k in ("net.mu", "net.logvar") if k in drawn.folds}
     assert parents == {"net"}, parents
+
+
+TRAIN_CNN = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Conv2d(4, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+    nn.Flatten(), nn.Linear(8 * 2 * 2, 3),
+)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+X = torch.randn(6, 1, 8, 8)
+y = torch.tensor([0, 1, 2, 0, 1, 2])
+for step in range(3):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(X), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def _width(drawn) -> float:
+    xs = [n.x for n in drawn.nodes.values()]
+    xs += [x for r in (*drawn.frames.values(), *drawn.boxes.values()) for x in r[::2]]
+    return max(xs) - min(xs)
+
+
+def test_a_first_picture_too_wide_to_read_folds_its_deepest_open_level() -> None:
+    # Under the item budget, a 3-step CNN training loop opened in full: 60 layers of
+    # unnamed marks under a web of edges in the default window. It opens with each
+    # iteration's model call a card, fed by the same X.
+    trace, code = _run(TRAIN_CNN)
+    everything = drawn_graph(trace, frozenset())
+    assert everything.folding.sizes[""] <= BUDGET and _width(everything) > READABLE_WIDTH
+    first = drawn_graph(trace, None)
+    assert _width(first) <= READABLE_WIDTH
+    namespace: dict = {}
+    exec(code, namespace)  # the oracle: the loop's count and the input's shape
+    cards = [k for k in first.folding.tree.groups if box_id(k) in first.nodes]
+    models = [k for k in cards if first.folds[k].title.startswith("model")]
+    assert len(models) == namespace["step"] + 1
+    shape = "[" + ", ".join(str(d) for d in namespace["X"].shape) + "]"
+    for key in models:
+        assert first.box_text[box_id(key)][2].startswith(shape + " → "), first.box_text[box_id(key)]
+    # The loop and its iterations stay open, the learner's choices still win.
+    assert not any(first.folds[k].kind in (LOOP, "iteration") for k in cards)
+    chosen = drawn_graph(trace, None, choices={models[0]: True})
+    assert models[0] not in chosen.collapsed
+
+
+def test_a_repeat_of_several_calls_counts_its_repetitions_not_its_calls() -> None:
+    # [Linear, Tanh] twice was titled "Linear ×4": four Linears, where the model has two.
+    code = """import torch
+from torch import nn
+model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+loss = model(torch.randn(6, 4)).pow(2).mean()
+loss.backward()
+"""
+    trace = run_source(code)
+    drawn = drawn_graph(trace, frozenset())
+    (repeat,) = [f for f in drawn.folds.values() if f.kind == REPEAT]
+    assert repeat.title == "Linear, Tanh ×2"
+    namespace: dict = {}
+    exec(code, namespace)  # the oracle: the calls the repeat holds
+    model = namespace["model"]
+    titles = [drawn.folds[c].title for c in repeat.children]  # model.0, model.1, …
+    held = [type(model[int(t.rsplit(".", 1)[-1])]).__name__ for t in titles]
+    assert held == ["Linear", "Tanh", "Linear", "Tanh"]

@@ -94,3 +94,34 @@ def test_a_picture_too_dense_for_names_still_names_its_inputs_and_result(qtbot) 
             node = canvas.graph.nodes[key]
             if node.kind in (OPERATION, ACCUMULATE):
                 assert not a.intersects(QRectF(centre.x() - 6, centre.y() - 6, 12, 12)), key
+
+
+WEIGHTS = """import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+X = torch.randn(6, 4)
+for step in range(3):
+    loss = model(X).pow(2).mean()
+    loss.backward()
+"""
+
+
+def test_a_column_of_weights_is_named_in_full_left_of_its_marks(qtbot) -> None:
+    # The weights sit in one column, one row apart: under each mark the next one's was in
+    # the way, and the names were cut short ("mod…") or written across the next mark.
+    canvas = _canvas(qtbot, (870, 450))
+    _show(qtbot, canvas, WEIGHTS)
+    canvas.grab()
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    canvas._overlay._paint_labels(painter, screen)
+    painter.end()
+    weights = {n.title for n in canvas.graph.nodes.values() if n.title.startswith("model.")}
+    assert len(weights) == 6 and weights <= set(painter.texts), painter.texts
+    view = QRectF(image.rect())
+    for text, rect in zip(painter.texts, painter.text_rects, strict=True):
+        assert view.contains(rect), text
+    for i, a in enumerate(painter.text_rects):
+        assert not any(a.intersects(b) for b in painter.text_rects[i + 1 :])

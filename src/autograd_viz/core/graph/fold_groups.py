@@ -25,6 +25,7 @@ class Group:
     children: list[str] = field(default_factory=list)
     own: list[str] = field(default_factory=list)  # drawn nodes directly in it
     count: int = 1  # repetitions (a loop's or a repeat's), else 1
+    period: int = 1  # a repeat's calls per repetition (`Linear, Tanh ×2` has 2)
     path: str | None = None  # the module path of a module call
     first_event: int = 0  # where it began in the trace's events (for order)
 

@@ -117,9 +117,12 @@ def _number_iterations(groups: dict[str, Group]) -> None:
                     groups[c].title = f"iteration {n} of {grp.count}"
                     groups[c].detail = ""
         elif grp.kind == REPEAT:
-            grp.count = len(grp.children)
-            first = groups[grp.children[0]]
-            grp.title = f"{first.detail or first.title} ×{grp.count}"
+            # A repetition of several calls (Linear, Tanh) has its calls as children:
+            # its iterations dissolved, four children are two repetitions, not four.
+            period = grp.period if len(grp.children) % grp.period == 0 else 1
+            grp.count = len(grp.children) // period
+            one = [groups[c].detail or groups[c].title for c in grp.children[:period]]
+            grp.title = f"{', '.join(dict.fromkeys(one))} ×{grp.count}"
 
 
 def _fold_middle(groups: dict[str, Group], key: str) -> None:

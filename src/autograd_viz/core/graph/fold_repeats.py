@@ -97,6 +97,8 @@ def _make_fold(
         detail = f"×{reps}"
         kind = LOOP
     fold = Group(key, kind, title, detail, parent, count=reps, first_event=seq[0].event)
+    if is_repeat:
+        fold.period = period
     groups[key] = fold
     parts[key] = []
     for r in range(reps):

@@ -33,6 +33,10 @@ from autograd_viz.core.trace.events import OpEvent
 from autograd_viz.core.trace.value_text import format_number
 
 BUDGET = 150  # about this many items drawn when a picture first opens
+# A first picture wider than this many layers has its deepest open level folded, and the
+# next, until it is not: the graph pane of the default window (about 870 px) fits 48
+# layers at the least spacing that still names the tensors (SPARSE_DX_PX, 18 px).
+READABLE_WIDTH = 48.0
 # A module with more drawn items of its own than this (an nn.GRU or nn.LSTM, whose time
 # steps unroll inside the one module: 79-305 in the fidelity suite) opens on demand. Open
 # at first look it was a heap of overlapping marks in the default window (a GRU of 88 made
@@ -306,6 +310,9 @@ def _shape_of(folding: Folding, v: str) -> list[int] | None:
         return list(t.shape)
     if v not in index.nodes:
         return None
+    leaf = index.nodes[v].variable
+    if leaf:  # an AccumulateGrad stands for its leaf (a weight, when its loop is folded)
+        return _shape_of(folding, leaf) if leaf in index.tensors else None
     made = folding.tree.made_by.get(v)  # the op that made the node recorded its output
     e = index.event(made) if made is not None else None
     if isinstance(e, OpEvent) and v in e.grad_fn:

@@ -15,7 +15,8 @@ from typing import Any
 import networkx as nx
 
 from autograd_viz.core.graph.edge_routes import route_edges
-from autograd_viz.core.graph.folding import Folding, box_lines
+from autograd_viz.core.graph.fold_layout import Placed
+from autograd_viz.core.graph.folding import READABLE_WIDTH, Folding, box_lines
 from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.graph.picture_graph import PictureGraph, topological_order
 from autograd_viz.core.platform.gc_pause import collections_postponed
@@ -368,13 +369,46 @@ def drawn_graph(
             folding = Folding(trace, g)
         if folding.foldable:
             if collapsed is None:
-                collapsed = folding.default_folded(choices=choices or {})
+                return _first_look(trace, folding, choices or {})
             return _folded_graph(trace, folding, set(collapsed))
         return _drawn_graph(trace, folding.base.copy(), previous, folding)
 
 
+def _first_look(trace: Trace, folding: Folding, choices: Mapping[str, bool]) -> DrawnGraph:
+    """The picture a trace opens with: the budget's folds, the learner's `choices` from
+    earlier runs on top; without choices, while it is wider than READABLE_WIDTH, the
+    deepest open level folded too (a 3-step CNN training loop opened in full was 60
+    layers of unnamed marks under a web of edges)."""
+    if choices:
+        return _folded_graph(trace, folding, folding.default_folded(choices=choices))
+    collapsed = folding.default_folded()
+    layout = _placement(folding, collapsed)
+    if _width(layout[-1]) > READABLE_WIDTH:
+        depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
+        for depth in range(max(depths, default=0) - 1, -1, -1):
+            narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
+            if _width(narrower[-1]) <= READABLE_WIDTH:
+                layout = narrower
+                break
+    return _finished(trace, folding, *layout)
+
+
+def _width(placed: Placed) -> float:
+    """How many layers wide a placed picture is, its frames and boxes included."""
+    xs = [x for x, _ in placed.positions.values()]
+    xs += [x for rect in (*placed.frames.values(), *placed.boxes.values()) for x in rect[::2]]
+    return max(xs) - min(xs) if xs else 0.0
+
+
 def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnGraph:
     """The picture of a graph with groups: nested frames and boxes, laid out by level."""
+    return _finished(trace, folding, *_placement(folding, collapsed))
+
+
+def _placement(
+    folding: Folding, collapsed: set[str]
+) -> tuple[nx.MultiDiGraph, dict[str, str], dict[str, str], set[str], dict, Placed]:
+    """The contracted graph of `collapsed` and where its items go."""
     g, alias, boxes, folded = folding.contract(collapsed)
     for box, key in boxes.items():
         info = folding.info[key]
@@ -383,7 +417,20 @@ def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnG
         detail = f"{info.detail} · {nodes}" if info.detail else nodes
         g.nodes[box]["item"] = DrawnNode(box, MODULE, folding.tree.groups[key].title, detail)
     box_text = {box: box_lines(folding, key, g) for box, key in boxes.items()}
-    placed = folding.place(g, boxes, box_text)
+    return g, alias, boxes, folded, box_text, folding.place(g, boxes, box_text)
+
+
+def _finished(
+    trace: Trace,
+    folding: Folding,
+    g: nx.MultiDiGraph,
+    alias: dict[str, str],
+    boxes: dict[str, str],
+    folded: set[str],
+    box_text: dict,
+    placed: Placed,
+) -> DrawnGraph:
+    """The drawn graph of a placement."""
     drawn = DrawnGraph()
     drawn.keys = stable_keys(g)
     for v, data in g.nodes(data=True):

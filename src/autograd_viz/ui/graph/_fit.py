@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from autograd_viz.core.graph.graph_model import DrawnGraph
+from autograd_viz.core.graph.graph_model import CONSTANT, LEAF, DrawnGraph
 from autograd_viz.ui.graph._edges_item import SPARSE_DX_PX
 from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._label_paint import BESIDE_GAP_PX
 
+MAX_MEASURED_INPUTS = 400
 MIN_SPAN = 3.0  # fit never zooms in further than this many layers or rows
 FRAME_PAD_PX = 10.0  # a module's frame, drawn this far outside its members' labels
 FRAME_TITLE_PX = 10.0  # the half of a frame's title above its top edge, and a gap
@@ -28,8 +30,16 @@ def reach_px(
     """
     nodes = graph.nodes
     framed = {m for members in graph.groups.values() for m in members if m in nodes}
-    half = half_widths(nodes.keys() if unit_px >= SPARSE_DX_PX else framed)
+    # An input outside every frame may have its name left of its mark (the canvas puts
+    # it there when the row below is taken: a column of a model's weights): room for it,
+    # at every zoom that draws labels at all.
+    fed = {v for _, v in graph.edges}
+    inputs = {k for k, n in nodes.items() if n.kind in (LEAF, CONSTANT) and k not in fed | framed}
+    half = half_widths(nodes.keys() if unit_px >= SPARSE_DX_PX else framed | inputs)
     reach = {k: px + (FRAME_PAD_PX if k in framed else 0.0) for k, px in half.items()}
+    for key in inputs & half.keys():
+        beside = 2 * half[key] + STYLES[nodes[key].kind].size / 2 + BESIDE_GAP_PX
+        reach[key] = max(reach[key], beside)
     # Every mark too, ringed as the player lights it: at a far zoom the end layers are
     # less than a mark apart from the view's edge.
     for key, node in nodes.items():

@@ -15,6 +15,8 @@ from autograd_viz.ui.graph._graph_style import STYLES
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
 
+BESIDE_GAP_PX = 3.0  # between a mark and a name written left of it
+
 
 def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
     """For each point, the half width its label may take before it runs into the label of
@@ -249,13 +251,13 @@ class LabelPainting:
             tight = measure.elided(font, shorter, 48.0)
             variants = [lines, [title_line]]
             variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
-            # A tensor's name alone may also go left of its mark: an input at the left
-            # edge of a dense picture (a decoder's `tgt` and `memory`) has room there
-            # when the row below it is taken. Not in a frame: it would cross its border.
-            beside = node.kind not in (OPERATION, ACCUMULATE, UNTRACKED) and key not in framed
             places = [(v, False) for v in variants]
-            if beside:
-                places.append(([title_line], True))
+            # A tensor's name alone may also go left of its mark, whole, before it is cut
+            # short below: an input at the left edge of a dense picture (a decoder's `tgt`
+            # and `memory`, a column of weights) has room there when the row below it is
+            # taken. Not in a frame: it would cross its border.
+            if node.kind not in (OPERATION, ACCUMULATE, UNTRACKED) and key not in framed:
+                places.insert(2, ([title_line], True))
             crossing = not thin  # at the thinnest zoom a name crossing a mark is noise
             if crossing:
                 places.append(([title_line], False))  # the name may cross a mark, not a label
@@ -265,9 +267,11 @@ class LabelPainting:
                 rect = self._lines_rect(variant, centre.x(), y)
                 if left:
                     rect.moveTopRight(
-                        QPointF(centre.x() - half_mark - 3, centre.y() - rect.height() / 2)
+                        QPointF(
+                            centre.x() - half_mark - BESIDE_GAP_PX, centre.y() - rect.height() / 2
+                        )
                     )
-                if thin and not QRectF(view).contains(rect):
+                if (thin or left) and not QRectF(view).contains(rect):
                     continue  # the fit keeps no room for it: cut at the edge, it misleads
                 if placer.free(key, rect, marks=not crossing or i < len(places) - 1):
                     placer.take(key, rect)
