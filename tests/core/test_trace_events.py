@@ -228,7 +228,7 @@ EVERY_CAPTION = [
     "line 9: .backward() from loss — frees what its nodes saved",
     "SumBackward0: [1.0, 1.0] → MulBackward0",
     "MulBackward0: [3.0, 4.0] → w.grad",
-    "AccumulateGrad: receives [3.0, 4.0]",
+    "AccumulateGrad: receives [3.0, 4.0] for w.grad",
     "w.grad: None → [3.0, 4.0]  (AccumulateGrad adds)",
     "h.grad kept by retain_grad(): None → [1.0, 1.0]",
     "line 10: SGD.step() changed w: [1.0, 2.0] → [0.7, 1.6]",

@@ -240,7 +240,12 @@ class NodeEvent(TraceEvent):
         hooks = _hooks_on(lookup, self.node)
         name = f"{self.name} got {show_value(incoming)} from {hooks}" if hooks else self.name
         if not parts:
-            return name if hooks else f"{self.name}: receives {show_value(incoming)}"
+            if hooks:
+                return name
+            node = lookup.nodes.get(self.node)
+            leaf = node.variable if node is not None else None  # an AccumulateGrad's
+            whose = f" for {tensor_name(lookup, leaf)}.grad" if leaf else ""
+            return f"{self.name}: receives {show_value(incoming)}{whose}"
         return f"{name}: " + ";  ".join(parts)
 
     def edge_grads(
