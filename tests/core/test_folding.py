@@ -519,3 +519,12 @@ loss.backward()
     titles = [drawn.folds[c].title for c in repeat.children]  # model.0, model.1, …
     held = [type(model[int(t.rsplit(".", 1)[-1])]).__name__ for t in titles]
     assert held == ["Linear", "Tanh", "Linear", "Tanh"]
+
+
+def test_the_width_a_first_picture_may_take_is_the_canvass() -> None:
+    trace, _ = _run(TRAIN_CNN)
+    wide = drawn_graph(trace, None, readable_width=1000.0)
+    assert wide.collapsed == drawn_graph(trace, frozenset()).collapsed  # the budget's alone
+    narrow = drawn_graph(trace, None, readable_width=10.0)
+    assert len(narrow.collapsed) > len(drawn_graph(trace, None).collapsed) > len(wide.collapsed)
+    assert _width(narrow) <= 10.0

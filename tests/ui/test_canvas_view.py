@@ -16,7 +16,7 @@ from autograd_viz.ui.graph._fold_painting import (
     _title_plate,
     frame_title_rects,
 )
-from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._graph_style import LIT_GROW_PX, LIT_PEN_PX, STYLES
 from autograd_viz.ui.graph._minimap import MINIMAP_MIN_NODES
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from tests.ui.test_graph_canvas import _Recording
@@ -386,6 +386,13 @@ def test_the_op_a_backward_step_runs_keeps_its_name_beside_its_gradients(qtbot) 
         rects = _label_rects(canvas)
         for i, a in enumerate(rects):
             assert not any(a.intersects(b) for b in rects[i + 1 :]), (step.caption, a)
+        # The node the step runs is drawn bigger and ringed, over the labels: no text
+        # under its ring (a ∂ plate beside it was half hidden, its own name too).
+        for key in step.lit:
+            centre = QPointF(canvas.widget_position(key))
+            size = STYLES[canvas.graph.nodes[key].kind].size + LIT_GROW_PX + LIT_PEN_PX
+            ring = QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)
+            assert not any(ring.intersects(r) for r in rects), (step.caption, key)
         image = QImage(canvas.size(), QImage.Format.Format_ARGB32)  # outlives the painter
         painter = _Texts(image)
         canvas._overlay._paint_labels(

@@ -352,13 +352,15 @@ def drawn_graph(
     previous: dict[str, float] | None = None,
     folding: Folding | None = None,
     choices: Mapping[str, bool] | None = None,
+    readable_width: float = READABLE_WIDTH,
 ) -> DrawnGraph:
     """Everything a canvas needs to draw a trace's graph; groups in `collapsed` (module
     paths such as `model.0`, loops such as `loop@7`) are drawn as one box each; None
     folds what a first look needs (the picture's budget, `choices` of the learner's
     applied on top). `previous` maps stable keys to the heights they had in the last
     picture, to keep that picture's order. `folding`: the one an earlier picture of this
-    trace made (it keeps the blocks it laid out)."""
+    trace made (it keeps the blocks it laid out). `readable_width`: how many layers wide
+    a first picture may be before it folds more (the canvas's width, in layers)."""
     # The graph is tens of thousands of small objects built beside a trace of as many:
     # at the collector's default thresholds its full passes cost a tenth of a 10,000-node
     # layout (measured), the more so once the trace's events are typed.
@@ -369,25 +371,27 @@ def drawn_graph(
             folding = Folding(trace, g)
         if folding.foldable:
             if collapsed is None:
-                return _first_look(trace, folding, choices or {})
+                return _first_look(trace, folding, choices or {}, readable_width)
             return _folded_graph(trace, folding, set(collapsed))
         return _drawn_graph(trace, folding.base.copy(), previous, folding)
 
 
-def _first_look(trace: Trace, folding: Folding, choices: Mapping[str, bool]) -> DrawnGraph:
+def _first_look(
+    trace: Trace, folding: Folding, choices: Mapping[str, bool], readable_width: float
+) -> DrawnGraph:
     """The picture a trace opens with: the budget's folds, the learner's `choices` from
-    earlier runs on top; without choices, while it is wider than READABLE_WIDTH, the
+    earlier runs on top; without choices, while it is wider than `readable_width`, the
     deepest open level folded too (a 3-step CNN training loop opened in full was 60
     layers of unnamed marks under a web of edges)."""
     if choices:
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
-    if _width(layout[-1]) > READABLE_WIDTH:
+    if _width(layout[-1]) > readable_width:
         depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
         for depth in range(max(depths, default=0) - 1, -1, -1):
             narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
-            if _width(narrower[-1]) <= READABLE_WIDTH:
+            if _width(narrower[-1]) <= readable_width:
                 layout = narrower
                 break
     return _finished(trace, folding, *layout)

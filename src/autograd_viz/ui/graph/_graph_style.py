@@ -90,6 +90,10 @@ DARK = CanvasColours(
 )
 
 
+LIT_GROW_PX = 8  # the marker of the node a step runs is this much bigger
+LIT_PEN_PX = 3.5  # and ringed with a pen this wide
+
+
 def marker_look(kind: str, state: str, colours: CanvasColours, dark: bool) -> tuple:
     """The brush, pen and size (pixels) of a node kind's marker in a playback state
     ("normal", "faded", "lit", "freed"). A folded group's card is painted by the overlay:
@@ -105,7 +109,11 @@ def marker_look(kind: str, state: str, colours: CanvasColours, dark: bool) -> tu
         fill.setAlpha(50)
         outline.setAlpha(70)
     if state == "lit":
-        return pg.mkBrush(fill), pg.mkPen(colours.current, width=3.5), style.size + 8
+        return (
+            pg.mkBrush(fill),
+            pg.mkPen(colours.current, width=LIT_PEN_PX),
+            style.size + LIT_GROW_PX,
+        )
     if state == "freed":  # saved tensors gone: a dashed outline, a paler fill
         fill.setAlpha(90)
         dashed = pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine)

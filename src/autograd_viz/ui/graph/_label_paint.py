@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QTransform
 
 from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, UNTRACKED
 from autograd_viz.ui.graph._fold_painting import frame_title_rects, screen_rect
-from autograd_viz.ui.graph._graph_style import STYLES
+from autograd_viz.ui.graph._graph_style import LIT_GROW_PX, LIT_PEN_PX, STYLES
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
 
@@ -180,8 +180,15 @@ class LabelPainting:
         nodes = self._graph.nodes
         # Every mark in reach, and every card, is taken before any label is placed.
         marks = []
+        # The node a step runs is drawn bigger and ringed, over the labels: a gradient's
+        # plate beside it must clear its ring, not its usual mark (`∂ [1.0, 0.5]` was half
+        # hidden under a lit AddBackward0).
+        step = self.frame.step if self.frame is not None else None
+        lit = step.lit if step is not None else frozenset()
         for key, centre in shown.items():
             size = STYLES[nodes[key].kind].size
+            if key in lit:
+                size += LIT_GROW_PX + LIT_PEN_PX
             marks.append((key, QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)))
         if transform is not None:  # the cards, where the layout's rectangles are known
             marks += [(k, screen_rect(transform, r)) for k, r in self._graph.boxes.items()]
@@ -194,11 +201,10 @@ class LabelPainting:
         placer = LabelPlacer(marks)
         # The op the step runs keeps its name: the gradients placed next go around it
         # (MulBackward0's own ∂ plates took the spot under it, and its name was dropped).
-        step = self.frame.step if self.frame is not None else None
         for key in step.lit if step is not None and not sparse else ():
             node, centre = nodes.get(key), shown.get(key)
             if node is not None and centre is not None and node.kind in (OPERATION, ACCUMULATE):
-                top = centre.y() + STYLES[node.kind].size / 2 + 3
+                top = centre.y() + (STYLES[node.kind].size + LIT_GROW_PX + LIT_PEN_PX) / 2 + 3
                 lines = [(node.title, self._op_font, op_metrics, c.op)]
                 placer.take(key, self._lines_rect(lines, centre.x(), top))
         self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
@@ -217,6 +223,8 @@ class LabelPainting:
             if thin and (not node.title or node.title == "(leaf)"):
                 continue  # closer still: only a name says more than the mark
             y = centre.y() + STYLES[node.kind].size / 2 + 3
+            if key in lit:  # under its ring
+                y += (LIT_GROW_PX + LIT_PEN_PX) / 2
             if node.kind in (OPERATION, ACCUMULATE):
                 title = node.title
                 # Shortened at low zoom, or where the full name would run into the label

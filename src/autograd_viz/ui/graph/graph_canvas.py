@@ -20,9 +20,7 @@ from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
 from autograd_viz.ui.graph._describe import canvas_tooltip
-from autograd_viz.ui.graph._edges_item import (
-    GraphOverlayItem,
-)
+from autograd_viz.ui.graph._edges_item import SPARSE_DX_PX, GraphOverlayItem
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE
@@ -31,6 +29,7 @@ from autograd_viz.ui.graph._marker_item import MarkerItem
 from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
+MIN_READABLE_WIDTH = 24.0  # layers a first picture may take in the narrowest canvas
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
 
 
@@ -161,10 +160,16 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         """
         previous = self.graph.heights() if self.graph.nodes else None
         generation = self.jobs.new_generation()
+        # A first picture as wide as this canvas names its tensors: a narrow window folds
+        # more of it.
+        readable = max(MIN_READABLE_WIDTH, self.getViewBox().width() / SPARSE_DX_PX)
         if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
-            self.view.show(prepare_run(trace, previous=previous, choices=self.view.fold_choices))
+            choices = self.view.fold_choices
+            self.view.show(
+                prepare_run(trace, previous=previous, choices=choices, readable_width=readable)
+            )
             return
-        self.jobs.lay_out(generation, trace, previous)
+        self.jobs.lay_out(generation, trace, previous, readable)
 
     @property
     def laying_out(self) -> bool:
