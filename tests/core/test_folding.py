@@ -425,13 +425,13 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.body = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 8))
-        self.mu, self.logvar = nn.Linear(8, 2), nn.Linear(8, 2)
+        self.mu, self.logvar, self.gate = nn.Linear(8, 2), nn.Linear(8, 2), nn.Linear(8, 2)
     def forward(self, x):
         h = self.body(x)
-        return self.mu(h), self.logvar(h)
+        return self.mu(h), self.logvar(h), self.gate(h)
 net = Net()
-mu, logvar = net(torch.randn(3, 8))
-loss = (mu ** 2).sum() + logvar.exp().sum()
+mu, logvar, gate = net(torch.randn(3, 8))
+loss = (mu ** 2).sum() + logvar.exp().sum() + gate.sum()
 loss.backward()
 """
 
@@ -448,8 +448,9 @@ def test_heads_side_by_side_are_not_a_stack_of_layers() -> None:
         "body.1",
         "body.2",
     ]
-    parents = {drawn.folds[k].parent for k in ("net.mu", "net.logvar") if k in drawn.folds}
-    assert parents == {"net"}, parents
+    heads = ("net.mu", "net.logvar", "net.gate")
+    assert {drawn.folds[k].parent for k in heads if k in drawn.folds} == {"net"}
+    assert not [f.title for f in drawn.folds.values() if f.kind == LOOP]  # nor a loop
 
 
 TRAIN_CNN = """

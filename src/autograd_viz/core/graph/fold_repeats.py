@@ -144,8 +144,9 @@ def _is_loop(
     """Whether repeating parts are worth a fold: calls of distinct modules, each feeding
     the next (a repeat), ops inside a `for`/`while` of the script, or three repetitions or
     more (a function called in a loop runs its own lines, not the loop's)."""
-    if _is_repeat(trace, groups, parts, seq, reps):
-        return True
+    calls = [groups[p.group].path for p in seq if p.group is not None]
+    if len(calls) == len(seq) and len(set(calls)) == len(calls):
+        return _is_repeat(trace, groups, parts, seq, reps)  # else heads side by side
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
     return reps >= 3 or _enclosing_loop(trace, [ln for ln in lines if ln]) is not None
 
