@@ -100,8 +100,8 @@ def test_no_edge_of_the_models_runs_through_a_mark(model: str, opened: bool) -> 
         for left, _, right, top in graph.frames.values():
             if right > a and left < b:
                 assert abs(lane - top) >= edge_routes.TITLE_CLEARANCE - 1e-9
-    if model == "cnn":  # each block's residual `x + …` goes around the block
-        assert len(graph.routes) >= 3
+    if model == "cnn" and opened:  # each block's residual `x + …` goes around the block
+        assert len(graph.routes) >= 3  # (its first look folds the blocks: 48 layers wide)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

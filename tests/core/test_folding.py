@@ -529,3 +529,6 @@ def test_the_width_a_first_picture_may_take_is_the_canvass() -> None:
     narrow = drawn_graph(trace, None, readable_width=10.0)
     assert len(narrow.collapsed) > len(drawn_graph(trace, None).collapsed) > len(wide.collapsed)
     assert _width(narrow) <= 10.0
+    # Choices the learner made in another script's picture do not turn it off.
+    elsewhere = drawn_graph(trace, None, choices={"decoder.layers.0": True})
+    assert elsewhere.collapsed == drawn_graph(trace, None).collapsed

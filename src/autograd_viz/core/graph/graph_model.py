@@ -383,7 +383,7 @@ def _first_look(
     earlier runs on top; without choices, while it is wider than `readable_width`, the
     deepest open level folded too (a 3-step CNN training loop opened in full was 60
     layers of unnamed marks under a web of edges)."""
-    if choices:
+    if any(key in folding.info for key in choices):  # (not another script's)
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
