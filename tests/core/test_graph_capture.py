@@ -178,3 +178,23 @@ out = MulAdd.apply(a, b)
         node = nodes[info.grad_fn]
         assert node.name == type(plain[name].grad_fn).__name__
         assert node.tensor == info.id, name
+
+
+def test_a_leaf_gone_by_the_end_that_an_accumulategrad_wrote_into_is_listed() -> None:
+    # jacobian() makes its own leaf copy of x and lets it go: its AccumulateGrad pointed
+    # at an id no tensor had, and the picture drew the node with no leaf before it.
+    code = """import torch
+from torch.autograd.functional import jacobian
+x = torch.tensor([1.0, 2.0])
+J = jacobian(lambda t: torch.stack([t[0] * t[1], t[0].sin()]), x)
+"""
+    trace = run_source(code)
+    plain: dict = {}
+    exec(code, plain)  # the oracle: the copy's value is x's
+    tensors = {t.id: t for t in trace.tensors}
+    leaves = {n.variable for n in trace.nodes if n.name == "AccumulateGrad"}
+    assert leaves and leaves <= tensors.keys()
+    for tid in leaves:
+        t = tensors[tid]
+        assert t.freed and t.is_leaf and t.requires_grad and t.grad is None
+        assert t.value.data == plain["x"].tolist() and t.shape == [2]

@@ -71,6 +71,9 @@ class Registry:
         # end: id -> (shape, dtype, device, a snapshot of the value); see graph_capture.
         self.constants: dict[str, tuple[list[int], str, str, dict[str, Any] | None]] = {}
         self.leaf_hooks: dict[str, list[dict[str, Any]]] = {}  # leaf id -> its hooks
+        # The leaves AccumulateGrad nodes write into: id -> (shape, dtype, device), for
+        # one gone by the end (the copy `jacobian` makes of its input); see graph_capture.
+        self.leaves: dict[str, tuple[list[int], str, str]] = {}
         self.written_empties: set[str] = set()
         self._releases = _Releases()
 
@@ -167,6 +170,8 @@ class Registry:
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):
             info.variable = info.tensor = self.tensor_id(variable)
+            dtype = str(variable.dtype).removeprefix("torch.")
+            self.leaves[info.variable] = (list(variable.shape), dtype, str(variable.device))
         try:
             metadata = node.metadata
             metadata[self._key] = nid

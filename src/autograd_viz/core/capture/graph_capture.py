@@ -116,6 +116,24 @@ def _fed_constants(events: list[dict[str, Any]], candidates: set[str]) -> dict[s
     return {tid: last.get(tid) for tid in fed}
 
 
+def _freed_leaves(events: list[dict[str, Any]], gone: set[str]) -> dict[str, Any]:
+    """The leaves of `gone` (AccumulateGrad nodes' leaves, not alive at the end), each
+    with the value the last op that made or wrote it recorded and the `.grad` the last
+    accumulate into it left (None where none did)."""
+    if not gone:
+        return {}
+    found: dict[str, list[Any]] = {tid: [None, None] for tid in gone}
+    for e in events:
+        kind = e["kind"]
+        if kind == "op":
+            for tid, value in zip(e["outputs"], e["values"], strict=False):
+                if tid in found:
+                    found[tid][0] = value
+        elif kind == "accumulate" and e["tensor"] in found:
+            found[e["tensor"]][1] = e["after"]
+    return {tid: tuple(pair) for tid, pair in found.items()}
+
+
 def _never_touched_empties(events: list[dict[str, Any]]) -> set[str]:
     """Outputs of `empty`-like ops that no later event names: nothing wrote them, not
     even through a view (a view op names them as its input), so their memory was never set."""
@@ -201,6 +219,24 @@ def capture_graph(
             grad_fn=None,
             value=None if value is None else TensorValue.from_event_dict(value),
             grad=None,
+            freed=True,
+        )
+    for tid, (value, grad) in _freed_leaves(trace.events, registry.leaves.keys() - infos).items():
+        if len(infos) >= MAX_TENSORS:
+            break
+        shape, dtype, device = registry.leaves[tid]
+        infos[tid] = TensorInfo(
+            id=tid,
+            name=None,
+            shape=shape,
+            dtype=dtype,
+            device=device,
+            requires_grad=True,
+            is_leaf=True,
+            retains_grad=False,
+            grad_fn=None,
+            value=None if value is None else TensorValue.from_event_dict(value),
+            grad=None if grad is None else TensorValue.from_event_dict(grad),
             freed=True,
         )
     values.finish()
