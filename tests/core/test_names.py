@@ -109,3 +109,25 @@ def test_a_drawn_result_without_a_variable_is_titled_by_what_made_it() -> None:
     assert "sub(…)" in results and "" not in results
     b = torch.tensor(1.0)
     assert results["sub(…)"].detail == format_number((6.0 + b - 5).item())
+
+
+def test_a_module_called_before_it_was_attached_gets_its_path_once_it_is() -> None:
+    # register_parametrization calls the parametrization before attaching it: the name
+    # looked up then (its class) stuck for the whole run.
+    code = """import torch
+import torch.nn as nn
+import torch.nn.utils.parametrize as P
+class Sym(nn.Module):
+    def forward(self, X):
+        return X.triu() + X.triu(1).transpose(0, 1)
+lin = nn.Linear(3, 3, bias=False)
+P.register_parametrization(lin, "weight", Sym())
+out = lin(torch.ones(1, 3))
+"""
+    trace = run_source(code)
+    plain: dict = {}
+    exec(code, plain)  # the oracle: where torch attached it
+    paths = {f"lin.{p}" for p, _ in plain["lin"].named_modules() if p}
+    triu = [e for e in trace.events if e["kind"] == "op" and e["op"] == "triu"]
+    assert triu and set(triu[-1]["modules"]) <= paths | {"lin"}
+    assert triu[-1]["modules"][-1] == "lin.parametrizations.weight.0"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -9,6 +10,7 @@ from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
 _is_compiling = torch.compiler.is_compiling
+UNATTACHED_SEARCHES = 3  # calls of a module no variable reaches that look for it again
 
 if TYPE_CHECKING:
     from autograd_viz.core.capture._recording import Recording, Unrecorded
@@ -32,6 +34,9 @@ class ModuleAndOptimizerHooks:
         # holds (its own and its children's), in the order first called.
         self.modules: dict[str, dict[str, Any]] = {}
         self._names: dict[int, str] = {}
+        # Modules called while no variable reached them: id -> (a weak reference, how
+        # many more times to look for them).
+        self._unattached: dict[int, tuple[Any, int]] = {}
         self._handles: list[Any] = []
         # Per step() running now (one may run another's: a Lookahead wrapping SGD), the
         # parameters noted before it, innermost last.
@@ -77,15 +82,32 @@ class ModuleAndOptimizerHooks:
         return self._shared_calls
 
     def module_name(self, module: torch.nn.Module) -> str:
-        """`model.0` for a module reachable from the user's variables, else its class name."""
-        name = self._names.get(id(module))
-        if name is None:
+        """`model.0` for a module reachable from the user's variables, else its class name.
+
+        A module not reachable yet is looked for again the next few times it is called:
+        `register_parametrization` calls a parametrization before attaching it
+        (`lin.parametrizations.weight.0` was `Sym` for the whole run)."""
+        key = id(module)
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        ref, left = self._unattached.get(key, (None, UNATTACHED_SEARCHES))
+        if ref is not None and ref() is not module:  # an earlier module's id, reused
+            left = UNATTACHED_SEARCHES
+        if left > 0:
             for var, obj in list(self.namespace.items()):
                 if isinstance(obj, torch.nn.Module) and not var.startswith("_"):
                     for path, sub in obj.named_modules(prefix=var):
                         self._names.setdefault(id(sub), path)
-            name = self._names.setdefault(id(module), type(module).__name__)
-        return name
+            name = self._names.get(key)
+            if name is not None:
+                self._unattached.pop(key, None)
+                return name
+            try:
+                self._unattached[key] = (weakref.ref(module), left - 1)
+            except TypeError:  # no weak references: looked for no more
+                self._names[key] = type(module).__name__
+        return type(module).__name__
 
     # Dynamo inlines global hooks into what it compiles; there they must do nothing (a
     # compiled call is one op event, see _compiled.py), or they would become its code.
