@@ -182,7 +182,8 @@ class _Reference(TorchFunctionMode):
         if isinstance(result, torch.Tensor):
             outputs = [result]
         elif result is None and in_place(func, name, args, kwargs) and args:
-            outputs = [args[0]] if isinstance(args[0], torch.Tensor) else []
+            # `x[i] = v` wrote x; `_foreach_mul_(grads, c)` wrote every tensor of its list
+            outputs = [args[0]] if isinstance(args[0], torch.Tensor) else tensors_in(args[0])
         else:
             outputs = tensors_in([result])
         if outputs:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from autograd_viz.core.graph.graph_model import build_graph, drawn_graph
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, FORWARD, Player
@@ -262,3 +264,43 @@ def test_a_gradient_autograd_grad_returned_has_its_value_from_the_moment_it_retu
     player.set_mode(FORWARD)
     player.to_end()
     assert player.frame().labels[g][0] == "[4.0, 13.0]"
+
+
+CLIPPED = """import torch
+w = torch.tensor([3.0, -4.0], requires_grad=True)
+b = torch.tensor([1.0, -3.0, 0.2], requires_grad=True)
+loss = (w ** 2).sum() + (b ** 3).sum()
+loss.backward()
+torch.nn.utils.clip_grad_norm_([w], max_norm=1.0)
+b.grad.clamp_(-2.0, 2.0)
+opt = torch.optim.SGD([w, b], lr=0.1)
+opt.step()
+"""
+
+
+def test_a_gradient_changed_in_place_shows_its_new_value_from_that_step_on() -> None:
+    # clip_grad_norm_ (a foreach multiply over the grads) and `b.grad.clamp_()`: the
+    # replay kept showing the unclipped .grad up to the optimizer step that used the
+    # clipped one, and the step that clipped it lit nothing.
+    trace = run_source(CLIPPED)
+    plain: dict = {}
+    exec(CLIPPED, plain)  # the oracle: the grads SGD stepped with
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode("all")
+    w, b = trace.tensor_named("w").id, trace.tensor_named("b").id
+    shown = {w: None, b: None}
+    changed_by = []
+    while player.step_forward():
+        step = player.current
+        if step.kind == "param_update":
+            break
+        for tid in (w, b):
+            now = player.grad_at(tid)
+            if step.kind == "op" and now != shown[tid]:  # the op that clipped it
+                changed_by.append(step.line)
+                assert tid in step.lit, step.caption
+            shown[tid] = now
+    assert step.kind == "param_update" and changed_by == [6, 7]
+    for tid, name in ((w, "w"), (b, "b")):
+        shown = player.grad_at(tid).data
+        assert shown == pytest.approx(plain[name].grad.tolist()), (name, shown)

@@ -19,7 +19,7 @@ from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.freeing import freeing
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
 from autograd_viz.core.playback.source_map import SourceMap
-from autograd_viz.core.playback.step_text import MADE_WITHOUT_GRAD, NEEDS_NO_GRAD
+from autograd_viz.core.playback.step_text import MADE_WITHOUT_GRAD
 from autograd_viz.core.trace import TensorValue, Trace, json_safe
 from autograd_viz.core.trace.events import (
     EVENT_TYPES,
@@ -233,7 +233,7 @@ EVERY_CAPTION = [
     "h.grad kept by retain_grad(): None → [1.0, 1.0]",
     "line 10: SGD.step() changed w: [1.0, 2.0] → [0.7, 1.6]",
     "line 11: w.grad.zero_() — .grad [3.0, 4.0] → [0.0, 0.0]",
-    "line 11: zero(w.grad) → w.grad = [0.0, 0.0]  · " + NEEDS_NO_GRAD,
+    "line 11: zero(w.grad) → w.grad = [0.0, 0.0]",  # lights w: its .grad changed
     "line 12: ones() → ones(…) = [1.0, 1.0]  · " + MADE_WITHOUT_GRAD,
     "line 12: w.grad = — .grad [0.0, 0.0] → [1.0, 1.0]",
     "line 13: loss.item() = 11.0 — the result has no autograd history",

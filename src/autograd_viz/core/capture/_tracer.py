@@ -206,6 +206,8 @@ class Tracer:
             outputs: list[torch.Tensor] = [result]
         elif result is None and inplace and args and isinstance(args[0], torch.Tensor):
             outputs = [args[0]]  # `x[i] = v` returns nothing: what it wrote is x
+        elif result is None and inplace and args and isinstance(args[0], (list, tuple)):
+            outputs = tensors_in(args[0])  # `_foreach_mul_(grads, c)` (clip_grad_norm_)
         else:
             outputs = tensors_in([result])
             if not outputs:
@@ -289,8 +291,8 @@ class Tracer:
         if rec.grads_known:  # `w.grad.zero_()`: say whose .grad an input is
             owners = {
                 tid(v): leaf
-                for v in args
-                if isinstance(v, torch.Tensor) and (leaf := rec.grad_owner(v)) is not None
+                for v in tensors_in(args)  # a foreach op's lists too
+                if (leaf := rec.grad_owner(v)) is not None
             }
             if owners:
                 event["grad_of"] = owners

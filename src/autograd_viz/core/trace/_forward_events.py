@@ -166,7 +166,13 @@ class OpEvent(TraceEvent):
             if nxt in nodes and nodes[nxt].variable
         ]
         inside = self.compiled.nodes if self.compiled is not None else ()
-        return (*self.outputs, *made, *inside, *joined)
+        # An in-place op on a leaf's .grad (`w.grad.clamp_(-2, 2)`) changes that leaf's .grad.
+        owners = (
+            [self.grad_of[t] for t in self.outputs if t in self.grad_of]
+            if (self.inplace and self.grad_of)
+            else []
+        )
+        return (*self.outputs, *made, *inside, *joined, *owners)
 
     def caption(self, lookup: Lookup) -> str:
         """`line 6: mul(w, x) → y = 6.0`."""
@@ -180,10 +186,19 @@ class OpEvent(TraceEvent):
         return f"{self.where}{self.op}({args}) → {outs}{untracked}"
 
     def changes(self) -> tuple[ValueChange, ...]:
-        """Each output's value, computed now."""
-        return tuple(
+        """Each output's value, computed now; an in-place op on a leaf's `.grad`
+        (`w.grad.clamp_(-1, 1)`, clip_grad_norm_'s `_foreach_mul_`) changes that `.grad`."""
+        values = tuple(
             ValueChange(t, False, None, v) for t, v in zip(self.outputs, self.values, strict=False)
         )
+        if not (self.inplace and self.grad_of):
+            return values
+        grads = tuple(
+            ValueChange(self.grad_of[t], True, None, v)
+            for t, v in zip(self.outputs, self.values, strict=False)
+            if t in self.grad_of
+        )
+        return values + grads
 
 
 _make_op = quick_maker(OpEvent)
