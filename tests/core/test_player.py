@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from autograd_viz.core.graph.graph_model import build_graph, drawn_graph
 from autograd_viz.core.kernel.runner import run_source
@@ -304,3 +305,36 @@ def test_a_gradient_changed_in_place_shows_its_new_value_from_that_step_on() -> 
     for tid, name in ((w, "w"), (b, "b")):
         shown = player.grad_at(tid).data
         assert shown == pytest.approx(plain[name].grad.tolist()), (name, shown)
+
+
+VIEWS = """import torch
+p = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+q = p.clone()
+r = q.t()
+r[0].add_(1.0)
+v = q[1]
+q.mul_(2)
+s = (q * r).sum()
+"""
+
+
+def test_a_write_through_a_view_shows_in_its_base_and_its_other_views() -> None:
+    # `r[0].add_(1)` wrote q (r's base) and r itself; the replay showed both unchanged
+    # (r until the end), and `q.mul_(2)` left its view v as it was.
+    trace = run_source(VIEWS)
+    player = Player(trace, drawn_graph(trace))
+    ids = {name: trace.tensor_named(name).id for name in ("q", "r", "v")}
+    shown: dict[int, dict[str, list]] = {}
+    player.set_mode(FORWARD)
+    while player.step_forward():
+        values = {n: player.value_at(i) for n, i in ids.items()}
+        shown[player.current.line] = {n: v.data for n, v in values.items() if v is not None}
+    # The oracle: the same statements in plain torch, read after lines 5 and 7.
+    p = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    q = p.clone()
+    r = q.t()
+    r[0].add_(1.0)
+    assert shown[5]["q"] == q.tolist() and shown[5]["r"] == r.tolist()
+    v = q[1]
+    q.mul_(2)
+    assert shown[7] == {"q": q.tolist(), "r": r.tolist(), "v": v.tolist()}

@@ -57,6 +57,7 @@ class Registry:
         self.max_nodes = max_nodes
         self._key = f"autograd_viz.node.{next(_runs)}"
         self._tensor_ids: dict[int, tuple[Any, str]] = {}
+        self._views: dict[int, list[tuple[Any, str]]] = {}  # id(base) -> its views with ids
         self.tensor_count = 0  # how many tensors have been given an id so far
         self.nodes: dict[str, NodeInfo] = {}
         self.nodes_capped = False
@@ -108,7 +109,28 @@ class Registry:
         except TypeError:  # a tensor-like without weakref support: keep it alive instead
             ref = _Strong(t)
         self._tensor_ids[key] = (ref, tid)
+        base = t._base
+        if base is not None:  # a view: an in-place write to it, or to its base, is theirs too
+            self._views.setdefault(id(base), []).append((ref, tid))
         return tid
+
+    def known_id(self, t: torch.Tensor) -> str | None:
+        """The id of `t` if it has one (none is handed out)."""
+        entry = self._tensor_ids.get(id(t))
+        return entry[1] if entry is not None and entry[0]() is t else None
+
+    def sharing_memory(self, t: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+        """The tensors with ids that an in-place write to `t` writes too: its base and the
+        base's other views (`r = q.t(); r[0].add_(1)` writes q and r), alive, `t` left out."""
+        base = t._base if t._base is not None else t
+        found = []
+        if base is not t and (bid := self.known_id(base)) is not None:
+            found.append((bid, base))
+        for ref, vid in self._views.get(id(base), ()):
+            view = ref()
+            if view is not None and view is not t and view._base is base:
+                found.append((vid, view))
+        return found
 
     def kept_constant(self, t: torch.Tensor, tid: str, value: dict[str, Any] | None) -> None:
         """`t` (id `tid`, no grad) was bound to a name or cut from a graph: what the end of

@@ -298,6 +298,10 @@ class Tracer:
                 event["grad_of"] = owners
         if rec.passes.running and rec.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
+        if inplace and outputs:  # what the write changed through shared memory
+            written = {wid: value(w) for wid, w in registry.sharing_memory(outputs[0])}
+            if written:
+                event["written"] = written
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):
             if nid is not None:

@@ -60,7 +60,7 @@ class OpEvent(TraceEvent):
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
         "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
-        "grad_of", "calls",
+        "grad_of", "calls", "written",
     }  # fmt: skip
 
     op: str
@@ -79,6 +79,9 @@ class OpEvent(TraceEvent):
     uninitialised: bool | None = None  # True: `empty()` memory, its numbers not recorded
     grad_of: Mapping[str, str] | None = None  # input id -> the leaf whose .grad it is
     calls: Sequence[int] | None = None  # per `modules` entry, which call of it this is
+    # An in-place write's other tensors on the same memory (its base, the base's other
+    # views): id -> value after the write.
+    written: Mapping[str, TensorValue] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -104,6 +107,7 @@ class OpEvent(TraceEvent):
             data.get("uninitialised"),
             data.get("grad_of"),
             data.get("calls"),
+            _read_written(data.get("written")),
             source=data,
         )
 
@@ -135,6 +139,8 @@ class OpEvent(TraceEvent):
             out["uninitialised"] = self.uninitialised
         if self.grad_of is not None:
             out["grad_of"] = dict(self.grad_of)
+        if self.written is not None:
+            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
         if self.calls is not None:
             out["calls"] = list(self.calls)
         return self._finish(out)
@@ -172,7 +178,7 @@ class OpEvent(TraceEvent):
             if (self.inplace and self.grad_of)
             else []
         )
-        return (*self.outputs, *made, *inside, *joined, *owners)
+        return (*self.outputs, *made, *inside, *joined, *owners, *(self.written or ()))
 
     def caption(self, lookup: Lookup) -> str:
         """`line 6: mul(w, x) → y = 6.0`."""
@@ -191,6 +197,8 @@ class OpEvent(TraceEvent):
         values = tuple(
             ValueChange(t, False, None, v) for t, v in zip(self.outputs, self.values, strict=False)
         )
+        if self.written:  # `r[0].add_(1)` wrote r's base q and q's other view r too
+            values += tuple(ValueChange(t, False, None, v) for t, v in self.written.items())
         if not (self.inplace and self.grad_of):
             return values
         grads = tuple(
@@ -202,6 +210,12 @@ class OpEvent(TraceEvent):
 
 
 _make_op = quick_maker(OpEvent)
+
+
+def _read_written(data: Any) -> Mapping[str, TensorValue] | None:
+    if not data:
+        return None
+    return {t: TensorValue.from_event_dict(v) for t, v in data.items() if v is not None}
 
 
 @dataclass(frozen=True, slots=True)
