@@ -9,15 +9,15 @@ from autograd_viz.core.playback.run_view import MODE_NAMES
 
 def end_caption(player: Player) -> str:
     """What the bar says before the learner first moves: the graph at the end of the run."""
-    text = "The graph as it stands at the end of the run."
+    # Two lines of the bar: what matters first (its end was cut off: "a seco…").
     lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
-    if lines:
-        where = ", ".join(f"line {n}" for n in lines)
-        text += (
-            f" Dashed nodes: their saved tensors were freed by backward() on {where};"
-            " a second backward through them needs retain_graph=True."
-        )
-    return text + " Press ▶ (Space) to replay it step by step."
+    if not lines:
+        return "The graph at the end of the run. Press ▶ (Space) to replay it step by step."
+    where = ", ".join(f"line {n}" for n in lines)
+    return (
+        f"End of the run. Dashed nodes: backward() on {where} freed their saved tensors"
+        " (retain_graph=True keeps them). ▶ replays."
+    )
 
 
 def start_caption(player: Player) -> str:
