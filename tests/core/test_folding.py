@@ -532,3 +532,29 @@ def test_the_width_a_first_picture_may_take_is_the_canvass() -> None:
     # Choices the learner made in another script's picture do not turn it off.
     elsewhere = drawn_graph(trace, None, choices={"decoder.layers.0": True})
     assert elsewhere.collapsed == drawn_graph(trace, None).collapsed
+
+
+def test_a_result_the_script_named_stays_outside_the_module_call_that_made_it() -> None:
+    # `lossG = bce(D(fake), ones)`: lossG sat inside bce's frame, and Fold all hid it in a
+    # card that read "[4, 1] → ·", as if nothing came out.
+    code = """import torch
+from torch import nn
+torch.manual_seed(0)
+D = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Linear(4, 1))
+bce = nn.BCEWithLogitsLoss()
+lossG = bce(D(torch.randn(4, 2)), torch.ones(4, 1))
+lossG.backward()
+"""
+    trace = run_source(code)
+    loss = trace.tensor_named("lossG").id
+    drawn = drawn_graph(trace, frozenset())
+    assert drawn.folding.tree.owner[loss] == ""
+    assert not any(loss in members for members in drawn.groups.values())
+    folded = drawn_graph(trace, set(drawn.folding.info), folding=drawn.folding)  # Fold all
+    assert loss in folded.nodes
+    plain: dict = {}
+    exec(code, plain)  # the oracle: what D hands on
+    shape = "[" + ", ".join(str(d) for d in plain["D"](torch.zeros(4, 2)).shape) + "]"
+    for box, lines in folded.box_text.items():
+        assert not lines[2].endswith("→ ·"), (box, lines)
+    assert folded.box_text[box_id("D")][2].endswith("→ " + shape)

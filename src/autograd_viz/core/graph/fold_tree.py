@@ -10,7 +10,7 @@ autograd: the tree only says which drawn nodes sit together.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -70,7 +70,7 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
         parts[key] = [p for p in members if p.op is None or p.op in drawn_ops]
     for key in list(groups):
         fold_repeats(trace, groups, parts, key)
-    _assign(groups, parts, made, g)
+    _assign(groups, parts, made, g, trace.index.tensors)
     tree = pruned(FoldTree(groups, {}), g)
     tree.made_by = {v: m for v, m in made.items() if isinstance(m, int)}
     return tree
@@ -188,10 +188,12 @@ def _assign(
     parts: dict[str, list[Part]],
     made: dict[str, Any],
     g: nx.MultiDiGraph,
+    tensors: Mapping[str, Any],
 ) -> None:
     """Give every drawn node a group: the one its op ran in, a parameter the lowest group
     holding every call of its module, anything else the lowest group holding its
-    neighbours. A parameter stays outside the loops that call its module."""
+    neighbours. A parameter stays outside the loops that call its module; a result the
+    script named, outside the module calls that made it."""
     op_group: dict[int, str] = {}
     for key, members in parts.items():
         for p in members:
@@ -226,6 +228,15 @@ def _assign(
         if v not in where:
             near = [where[u] for u in g.predecessors(v) if u in where]
             where[v] = _lowest_common(groups, near) if near else ROOT
+    # A result the script bound to a name of its own (`lossG = bce(D(fake), ones)`) is the
+    # script's: it sits after the module call that made it, not inside its card, where
+    # folding hid it.
+    for v, key in where.items():
+        t = tensors.get(v)
+        if t is not None and t.name and "." not in t.name and not t.is_leaf:
+            while groups[key].kind == MODULE and groups[key].parent is not None:
+                key = groups[key].parent
+            where[v] = key
     for v, key in where.items():
         groups[key].own.append(v)
 

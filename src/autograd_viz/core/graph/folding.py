@@ -262,7 +262,8 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
     # networkx's adjacency dicts, read directly: the RNN's loop card has 16,000 members.
     pred, succ = folding.base._pred, folding.base._succ
     ins = _shapes(folding, [u for m in members for u in pred[m] if u not in members])
-    outs = _shapes(folding, [m for m in members if not members.issuperset(succ[m])])
+    # What leaves it, or ends there (a loop whose last iteration made the loss).
+    outs = _shapes(folding, [m for m in members if not succ[m] or not members.issuperset(succ[m])])
     if ins or outs:
         lines.append(f"{ins or '·'} → {outs or '·'}")
     tensors = trace.index.tensors
