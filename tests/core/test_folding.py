@@ -7,7 +7,13 @@ import pytest
 import torch
 
 from autograd_viz.core.graph.fold_tree import LOOP, MIDDLE, REPEAT
-from autograd_viz.core.graph.folding import BUDGET, DENSE_OWN, READABLE_WIDTH, box_id
+from autograd_viz.core.graph.folding import (
+    BUDGET,
+    DENSE_OWN,
+    READABLE_HEIGHT,
+    READABLE_WIDTH,
+    box_id,
+)
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
@@ -558,3 +564,31 @@ lossG.backward()
     for box, lines in folded.box_text.items():
         assert not lines[2].endswith("→ ·"), (box, lines)
     assert folded.box_text[box_id("D")][2].endswith("→ " + shape)
+
+
+def test_a_first_picture_too_tall_to_read_folds_too() -> None:
+    # The lesson's "Descent by hand": 25 independent steps under the item budget opened
+    # in full, 35 rows of unlabelled tiles. It opens with the loop's first iteration, one
+    # card for the ones between, and its last.
+    code = """import torch
+w = torch.tensor(0.5, requires_grad=True)
+for step in range(25):
+    w.grad = None
+    loss = (w - 3.0) ** 2
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+"""
+    trace = run_source(code)
+    everything = drawn_graph(trace, frozenset())
+    assert everything.folding.sizes[""] <= BUDGET
+    first = drawn_graph(trace, None)
+    ys = [n.y for n in first.nodes.values()]
+    ys += [y for r in (*first.frames.values(), *first.boxes.values()) for y in r[1::2]]
+    assert max(ys) - min(ys) <= READABLE_HEIGHT
+    (loop,) = [k for k, f in first.folds.items() if f.kind == LOOP]
+    namespace: dict = {}
+    exec(code, namespace)  # the oracle: how many steps ran
+    assert first.folds[loop].detail == f"×{namespace['step'] + 1}"
+    cards = [first.folds[k].title for k in first.folds if box_id(k) in first.nodes]
+    assert cards == ["iteration 1 of 25", "iterations 2–24", "iteration 25 of 25"], cards

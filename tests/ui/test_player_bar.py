@@ -88,7 +88,7 @@ def test_freed_graph_is_dashed_and_explained(qtbot) -> None:
     saved = {n.id for n in trace.nodes if n.saved}
     assert {trace.node(n).name for n in saved} == {"MulBackward0", "PowBackward0"}
     assert {k for k, style in pens.items() if style == Qt.PenStyle.DashLine} == saved
-    assert "freed by backward() on line 7" in bar.caption.text()
+    assert "backward() on line 7 freed their saved tensors" in bar.caption.text()
     kept = run_source(CASES["retain_graph"])
     canvas.show_trace(kept)
     pens = [d["pen"].style() for d in canvas._markers.data]

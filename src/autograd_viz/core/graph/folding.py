@@ -37,6 +37,7 @@ BUDGET = 150  # about this many items drawn when a picture first opens
 # next, until it is not: the graph pane of the default window (about 870 px) fits 48
 # layers at the least spacing that still names the tensors (SPARSE_DX_PX, 18 px).
 READABLE_WIDTH = 48.0
+READABLE_HEIGHT = 16.0  # rows, likewise: its graph pane holds 16 at names' 28 px a row
 # A module with more drawn items of its own than this (an nn.GRU or nn.LSTM, whose time
 # steps unroll inside the one module: 79-305 in the fidelity suite) opens on demand. Open
 # at first look it was a heap of overlapping marks in the default window (a GRU of 88 made

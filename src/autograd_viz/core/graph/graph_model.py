@@ -16,7 +16,7 @@ import networkx as nx
 
 from autograd_viz.core.graph.edge_routes import route_edges
 from autograd_viz.core.graph.fold_layout import Placed
-from autograd_viz.core.graph.folding import READABLE_WIDTH, Folding, box_lines
+from autograd_viz.core.graph.folding import READABLE_HEIGHT, READABLE_WIDTH, Folding, box_lines
 from autograd_viz.core.graph.module_groups import MODULE
 from autograd_viz.core.graph.picture_graph import PictureGraph, topological_order
 from autograd_viz.core.platform.gc_pause import collections_postponed
@@ -353,6 +353,7 @@ def drawn_graph(
     folding: Folding | None = None,
     choices: Mapping[str, bool] | None = None,
     readable_width: float = READABLE_WIDTH,
+    readable_height: float = READABLE_HEIGHT,
 ) -> DrawnGraph:
     """Everything a canvas needs to draw a trace's graph; groups in `collapsed` (module
     paths such as `model.0`, loops such as `loop@7`) are drawn as one box each; None
@@ -360,7 +361,8 @@ def drawn_graph(
     applied on top). `previous` maps stable keys to the heights they had in the last
     picture, to keep that picture's order. `folding`: the one an earlier picture of this
     trace made (it keeps the blocks it laid out). `readable_width`: how many layers wide
-    a first picture may be before it folds more (the canvas's width, in layers)."""
+    a first picture may be before it folds more (the canvas's width, in layers);
+    `readable_height`, how many rows tall."""
     # The graph is tens of thousands of small objects built beside a trace of as many:
     # at the collector's default thresholds its full passes cost a tenth of a 10,000-node
     # layout (measured), the more so once the trace's events are typed.
@@ -371,37 +373,43 @@ def drawn_graph(
             folding = Folding(trace, g)
         if folding.foldable:
             if collapsed is None:
-                return _first_look(trace, folding, choices or {}, readable_width)
+                room = (readable_width, readable_height)
+                return _first_look(trace, folding, choices or {}, room)
             return _folded_graph(trace, folding, set(collapsed))
         return _drawn_graph(trace, folding.base.copy(), previous, folding)
 
 
 def _first_look(
-    trace: Trace, folding: Folding, choices: Mapping[str, bool], readable_width: float
+    trace: Trace, folding: Folding, choices: Mapping[str, bool], room: tuple[float, float]
 ) -> DrawnGraph:
     """The picture a trace opens with: the budget's folds, the learner's `choices` from
-    earlier runs on top; without choices, while it is wider than `readable_width`, the
-    deepest open level folded too (a 3-step CNN training loop opened in full was 60
-    layers of unnamed marks under a web of edges)."""
+    earlier runs on top; without choices, while it is wider or taller than `room` (layers,
+    rows), the deepest open level folded too (a 3-step CNN training loop opened in full
+    was 60 layers of unnamed marks under a web of edges; a lesson's 25 steps of descent,
+    35 rows of unlabelled tiles)."""
     if any(key in folding.info for key in choices):  # (not another script's)
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
-    if _width(layout[-1]) > readable_width:
+    if not _fits(layout[-1], room):
         depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
         for depth in range(max(depths, default=0) - 1, -1, -1):
             narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
-            if _width(narrower[-1]) <= readable_width:
+            if _fits(narrower[-1], room):
                 layout = narrower
                 break
     return _finished(trace, folding, *layout)
 
 
-def _width(placed: Placed) -> float:
-    """How many layers wide a placed picture is, its frames and boxes included."""
-    xs = [x for x, _ in placed.positions.values()]
-    xs += [x for rect in (*placed.frames.values(), *placed.boxes.values()) for x in rect[::2]]
-    return max(xs) - min(xs) if xs else 0.0
+def _fits(placed: Placed, room: tuple[float, float]) -> bool:
+    """Whether a placed picture, its frames and boxes included, is at most `room`
+    (layers, rows) wide and tall."""
+    rects = (*placed.frames.values(), *placed.boxes.values())
+    xs = [x for x, _ in placed.positions.values()] + [x for r in rects for x in r[::2]]
+    ys = [y for _, y in placed.positions.values()] + [y for r in rects for y in r[1::2]]
+    if not xs:
+        return True
+    return max(xs) - min(xs) <= room[0] and max(ys) - min(ys) <= room[1]
 
 
 def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnGraph:

@@ -17,7 +17,7 @@ from typing import Any
 
 from psygnal import Signal
 
-from autograd_viz.core.graph.folding import READABLE_WIDTH
+from autograd_viz.core.graph.folding import READABLE_HEIGHT, READABLE_WIDTH
 from autograd_viz.core.graph.graph_model import DrawnGraph, drawn_graph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Frame, Player
@@ -82,16 +82,22 @@ def prepare_run(
     choices: Mapping[str, bool] | None = None,
     replay_later: bool = False,
     readable_width: float = READABLE_WIDTH,
+    readable_height: float = READABLE_HEIGHT,
 ) -> ShownRun:
     """Everything needed to show a trace, built in one go (on a worker thread for a big
     one): the layout, the player with its first view's steps, the source line map.
     `collapsed` None folds what a first look needs, with the learner's `choices` (group
     key -> opened, from earlier runs) applied. `replay_later`: the player's tables and the
     line map are left for `run.player.prepare()` and `run.source_map`, so the picture can
-    be shown first. `readable_width`: see `drawn_graph`."""
+    be shown first. `readable_width`, `readable_height`: see `drawn_graph`."""
     with collections_postponed():
         graph = drawn_graph(
-            trace, collapsed, previous, choices=choices, readable_width=readable_width
+            trace,
+            collapsed,
+            previous,
+            choices=choices,
+            readable_width=readable_width,
+            readable_height=readable_height,
         )
         player = Player(trace, graph, prepared=not replay_later)
         shown = ShownRun(trace, graph, player)

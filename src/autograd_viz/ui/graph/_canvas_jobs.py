@@ -33,13 +33,13 @@ class CanvasJobs(QObject):
         return self.generation
 
     def lay_out(
-        self, generation: int, trace: Trace, previous: dict | None, readable_width: float
+        self, generation: int, trace: Trace, previous: dict | None, room: tuple[float, float]
     ) -> None:
         """Lay out a trace on a worker; the view shows it when done. A big one is shown
         before its player's tables are made, and the canvas says it is laying out."""
         big = len(trace.nodes) + len(trace.tensors) > BIG_LAYOUT_SIZE
         choices = dict(self.view.fold_choices)
-        job = LayoutJob(generation, trace, previous, choices, big, readable_width)
+        job = LayoutJob(generation, trace, previous, choices, big, room)
         job.setAutoDelete(False)
         self._jobs.add(job)
         job.signals.done.connect(self._layout_done, Qt.ConnectionType.QueuedConnection)

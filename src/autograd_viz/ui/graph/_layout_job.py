@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from autograd_viz.core.graph.folding import READABLE_WIDTH
+from autograd_viz.core.graph.folding import READABLE_HEIGHT, READABLE_WIDTH
 from autograd_viz.core.platform.gc_pause import collections_postponed, freeze_big_run
 from autograd_viz.core.platform.gil_sharing import gil_shared
 from autograd_viz.core.playback.run_view import prepare_run
@@ -37,13 +37,13 @@ class LayoutJob(QRunnable):
         previous: dict | None,
         choices: dict | None = None,
         replay_later: bool = True,
-        readable_width: float = READABLE_WIDTH,
+        room: tuple[float, float] = (READABLE_WIDTH, READABLE_HEIGHT),
     ) -> None:
         super().__init__()
         self.generation, self.trace, self.previous = generation, trace, previous
         self.choices = choices  # the learner's folds, by group key (a copy: this is a thread)
         self.replay_later = replay_later  # False: the player's tables are made here too
-        self.readable_width = readable_width  # the canvas's width, in layers
+        self.room = room  # the canvas's width and height, in layers and rows
         self.signals = _Signals()
 
     def run(self) -> None:
@@ -65,7 +65,8 @@ class LayoutJob(QRunnable):
                     previous=self.previous,
                     choices=self.choices,
                     replay_later=self.replay_later,
-                    readable_width=self.readable_width,
+                    readable_width=self.room[0],
+                    readable_height=self.room[1],
                 )
                 # Its picture lives as long as it is shown: out of the collector's sight
                 # before any pass rescans it while the GUI thread waits (gc_pause.py).

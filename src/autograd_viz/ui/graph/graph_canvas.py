@@ -20,7 +20,7 @@ from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
 from autograd_viz.ui.graph._describe import canvas_tooltip
-from autograd_viz.ui.graph._edges_item import SPARSE_DX_PX, GraphOverlayItem
+from autograd_viz.ui.graph._edges_item import NAMES_MIN_DY_PX, SPARSE_DX_PX, GraphOverlayItem
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE
@@ -30,6 +30,8 @@ from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 MIN_READABLE_WIDTH = 24.0  # layers a first picture may take in the narrowest canvas
+MIN_READABLE_HEIGHT = 8.0  # and rows
+LEGEND_ROOM_PX = 60.0  # what the legend and margins take of the canvas's height
 STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
 
 
@@ -160,16 +162,26 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         """
         previous = self.graph.heights() if self.graph.nodes else None
         generation = self.jobs.new_generation()
-        # A first picture as wide as this canvas names its tensors: a narrow window folds
+        # A first picture as big as this canvas names its tensors in: a small window folds
         # more of it.
-        readable = max(MIN_READABLE_WIDTH, self.getViewBox().width() / SPARSE_DX_PX)
+        box = self.getViewBox()
+        room = (
+            max(MIN_READABLE_WIDTH, box.width() / SPARSE_DX_PX),
+            max(MIN_READABLE_HEIGHT, (box.height() - LEGEND_ROOM_PX) / NAMES_MIN_DY_PX),
+        )
         if len(trace.nodes) + len(trace.tensors) <= BACKGROUND_LAYOUT_SIZE:
             choices = self.view.fold_choices
             self.view.show(
-                prepare_run(trace, previous=previous, choices=choices, readable_width=readable)
+                prepare_run(
+                    trace,
+                    previous=previous,
+                    choices=choices,
+                    readable_width=room[0],
+                    readable_height=room[1],
+                )
             )
             return
-        self.jobs.lay_out(generation, trace, previous, readable)
+        self.jobs.lay_out(generation, trace, previous, room)
 
     @property
     def laying_out(self) -> bool:
