@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QStyle, QStyleOptionSlider
 
 from autograd_viz.ui.descent.descent_pane import DescentPane
@@ -159,3 +159,30 @@ def test_step_buttons_draw_the_styles_icons_and_say_what_they_do(qtbot) -> None:
             image.pixelColor(x, y).alpha() > 0 for x in range(16) for y in range(16)
         ), name
         assert button.toolTip() and button.accessibleName() == button.toolTip(), name
+
+
+class _Click:
+    """What the scene's sigMouseClicked hands on, as far as the pane reads it."""
+
+    def __init__(self, pos) -> None:
+        self._pos = pos
+
+    def button(self):
+        return Qt.MouseButton.LeftButton
+
+    def scenePos(self):
+        return self._pos
+
+
+def test_a_click_off_the_surface_sets_no_start(pane, qtbot) -> None:
+    # The white under the equal-aspect surface: a start there was drawn nowhere, and the
+    # paths came in from the surface's bottom edge.
+    box = pane.surface_plot.getViewBox()
+    (w0, w1), (b0, b1) = sorted(pane._drawn.ws[[0, -1]]), sorted(pane._drawn.bs[[0, -1]])
+    before = pane.start
+    pane._surface_clicked(_Click(box.mapViewToScene(QPointF((w0 + w1) / 2, b0 - (b1 - b0)))))
+    assert pane.start == before and "coloured surface" in pane.caption.text()
+    inside = ((w0 + w1) / 2, (b0 + b1) / 2)
+    with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
+        pane._surface_clicked(_Click(box.mapViewToScene(QPointF(*inside))))
+    assert pane.start == pytest.approx(inside)

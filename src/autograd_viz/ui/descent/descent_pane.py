@@ -329,7 +329,15 @@ class DescentPane(SweepDrawing, QWidget):
         ):
             return
         point = self.surface_plot.getViewBox().mapSceneToView(event.scenePos())
-        self.start = (float(point.x()), float(point.y()))
+        drawn = self._drawn
+        w, b = float(point.x()), float(point.y())
+        (w0, w1), (b0, b1) = sorted(drawn.ws[[0, -1]]), sorted(drawn.bs[[0, -1]])
+        if not (w0 <= w <= w1 and b0 <= b <= b1):
+            # Off the coloured surface (the white below an equal-aspect plot): a start
+            # there would be drawn nowhere, its paths coming in from the surface's edge.
+            self.caption.setText("Click on the coloured surface to start the paths there.")
+            return
+        self.start = (w, b)
         self._keep_view = True  # a new start on the user's surface keeps its window
         self.recompute()
 
