@@ -30,6 +30,17 @@ loss.backward()
 """
 
 
+def _painted_labels(canvas) -> tuple[_Texts, QImage, dict[str, QPointF]]:
+    """One paint of the node labels at the canvas's view: the painter (its texts and their
+    rectangles), the image it drew on, and each node's position in widget pixels."""
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    canvas._overlay._paint_labels(painter, screen)
+    painter.end()
+    return painter, image, screen
+
+
 def test_a_dense_fit_names_the_tensors_and_no_operation(qtbot) -> None:
     canvas = _canvas(qtbot, (870, 450))
     _show(qtbot, canvas, VAE)
@@ -73,11 +84,7 @@ def test_a_picture_too_dense_for_names_still_names_its_inputs_and_result(qtbot) 
     across, _ = overlay.last_spacing_px
     assert THIN_DX_PX <= across < SPARSE_DX_PX, across  # the case this is about
     assert overlay.labels_fit() and overlay.thin()
-    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
-    painter = _Texts(image)
-    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
-    overlay._paint_labels(painter, screen)
-    painter.end()
+    painter, image, screen = _painted_labels(canvas)
     named = set(painter.texts)
     # The inputs sit left of the layer's frame, one above the other: `tgt`'s row below
     # is taken by the frame's title, so its name goes left of its mark.
@@ -113,11 +120,7 @@ def test_a_column_of_weights_is_named_in_full_left_of_its_marks(qtbot) -> None:
     canvas = _canvas(qtbot, (870, 450))
     _show(qtbot, canvas, WEIGHTS)
     canvas.grab()
-    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
-    painter = _Texts(image)
-    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
-    canvas._overlay._paint_labels(painter, screen)
-    painter.end()
+    painter, image, _ = _painted_labels(canvas)
     weights = {n.title for n in canvas.graph.nodes.values() if n.title.startswith("model.")}
     assert len(weights) == 6 and weights <= set(painter.texts), painter.texts
     view = QRectF(image.rect())

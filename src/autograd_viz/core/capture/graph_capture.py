@@ -116,6 +116,32 @@ def _fed_constants(events: list[dict[str, Any]], candidates: set[str]) -> dict[s
     return {tid: last.get(tid) for tid in fed}
 
 
+def _freed(
+    tid: str,
+    kind: tuple[list[int], str, str],
+    requires_grad: bool,
+    value: dict[str, Any] | None,
+    grad: dict[str, Any] | None,
+) -> TensorInfo:
+    """A leaf gone by the end of the run (`kind`: its shape, dtype and device), with the
+    value and `.grad` its last events recorded."""
+    shape, dtype, device = kind
+    return TensorInfo(
+        id=tid,
+        name=None,
+        shape=shape,
+        dtype=dtype,
+        device=device,
+        requires_grad=requires_grad,
+        is_leaf=True,
+        retains_grad=False,
+        grad_fn=None,
+        value=None if value is None else TensorValue.from_event_dict(value),
+        grad=None if grad is None else TensorValue.from_event_dict(grad),
+        freed=True,
+    )
+
+
 def _freed_leaves(events: list[dict[str, Any]], gone: set[str]) -> dict[str, Any]:
     """The leaves of `gone` (AccumulateGrad nodes' leaves, not alive at the end), each
     with the value the last op that made or wrote it recorded and the `.grad` the last
@@ -207,38 +233,11 @@ def capture_graph(
             continue
         shape, dtype, device, made = registry.constants[tid]
         value = value if value is not None else made
-        infos[tid] = TensorInfo(
-            id=tid,
-            name=None,
-            shape=shape,
-            dtype=dtype,
-            device=device,
-            requires_grad=False,
-            is_leaf=True,
-            retains_grad=False,
-            grad_fn=None,
-            value=None if value is None else TensorValue.from_event_dict(value),
-            grad=None,
-            freed=True,
-        )
+        infos[tid] = _freed(tid, (shape, dtype, device), False, value, None)
     for tid, (value, grad) in _freed_leaves(trace.events, registry.leaves.keys() - infos).items():
         if len(infos) >= MAX_TENSORS:
             break
-        shape, dtype, device = registry.leaves[tid]
-        infos[tid] = TensorInfo(
-            id=tid,
-            name=None,
-            shape=shape,
-            dtype=dtype,
-            device=device,
-            requires_grad=True,
-            is_leaf=True,
-            retains_grad=False,
-            grad_fn=None,
-            value=None if value is None else TensorValue.from_event_dict(value),
-            grad=None if grad is None else TensorValue.from_event_dict(grad),
-            freed=True,
-        )
+        infos[tid] = _freed(tid, registry.leaves[tid], True, value, grad)
     values.finish()
     for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
         infos[tid].value, infos[tid].uninitialised = None, True
