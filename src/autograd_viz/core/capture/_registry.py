@@ -126,10 +126,16 @@ class Registry:
         found = []
         if base is not t and (bid := self.known_id(base)) is not None:
             found.append((bid, base))
-        for ref, vid in self._views.get(id(base), ()):
-            view = ref()
-            if view is not None and view is not t and view._base is base:
-                found.append((vid, view))
+        views = self._views.get(id(base))
+        if views:
+            # The dead go as they are met: `x[i].add_(1)` in a loop makes a view a step
+            # that dies with the statement, and the list would grow with every step.
+            alive = [(ref, vid) for ref, vid in views if ref() is not None]
+            views[:] = alive
+            for ref, vid in alive:
+                view = ref()
+                if view is not None and view is not t and view._base is base:
+                    found.append((vid, view))
         return found
 
     def kept_constant(self, t: torch.Tensor, tid: str, value: dict[str, Any] | None) -> None:
