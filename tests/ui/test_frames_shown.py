@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFontDatabase
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD
@@ -14,6 +14,7 @@ from autograd_viz.core.playback.run_view import RunView, prepare_run
 from autograd_viz.resources import EXAMPLES
 from autograd_viz.ui.editor.editor import CodeEditor
 from autograd_viz.ui.editor.run_lines import EditorFollowsRun
+from autograd_viz.ui.graph._caption_label import elide_to_lines
 from autograd_viz.ui.graph._describe import describe
 from autograd_viz.ui.graph.inspector import Inspector
 from autograd_viz.ui.graph.player_bar import PlayerBar
@@ -144,3 +145,16 @@ def test_tooltips_and_inspector_show_the_moment_and_full_names(qtbot) -> None:
     assert "(Both)" in inspector.details.text()
     view.inspect(accumulate.id)
     assert "<b>AccumulateGrad</b>" in inspector.details.text()
+
+
+def test_a_value_range_in_a_caption_is_never_broken_at_its_ellipsis(qtbot) -> None:
+    # "-0.0116…0.01" broke after its "…" at some widths and read as a cut-off number.
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    text = "LinearBackward: [6×32] -0.0116…0.0100 → model.2.weight.grad;  [3] 0.5…0.9 → x"
+    for width in range(60, 700, 7):
+        shown, elided = elide_to_lines(text, font, width, 4)
+        for line in shown.split("\n")[:-1] if elided else shown.split("\n"):
+            assert not line.endswith("…"), (width, shown)
+        assert "\u2060" not in shown
+        if not elided:
+            assert shown.replace("\n", " ").split() == text.split()

@@ -8,6 +8,8 @@ from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent, QTextLayout
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 CAPTION_LINES = 2
+_JOINER = "\u2060"  # WORD JOINER: no line break on either side
+_JOINED_ELLIPSIS = f"{_JOINER}…{_JOINER}"
 
 
 def elide_to_lines(text: str, font: QFont, width: int, lines: int) -> tuple[str, bool]:
@@ -17,13 +19,16 @@ def elide_to_lines(text: str, font: QFont, width: int, lines: int) -> tuple[str,
     width = max(1, width)
     wrapped: list[str] = []
     for paragraph in text.split("\n"):
-        layout = QTextLayout(paragraph, font)
+        # A value's range stays on one line: "-0.0116…0.01" broke after its "…" and read
+        # as a cut number. Word joiners hold it together while it is laid out.
+        joined = paragraph.replace("…", _JOINED_ELLIPSIS)
+        layout = QTextLayout(joined, font)
         layout.beginLayout()
         count = 0
         while (line := layout.createLine()).isValid():
             line.setLineWidth(width)
             start, length = line.textStart(), line.textLength()
-            wrapped.append(paragraph[start : start + length].rstrip())
+            wrapped.append(joined[start : start + length].rstrip().replace(_JOINER, ""))
             count += 1
         layout.endLayout()
         if not count:
