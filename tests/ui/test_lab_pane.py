@@ -97,6 +97,10 @@ def test_grad_table_and_tasks_follow_real_torch(qtbot, pane) -> None:
     step = click(qtbot, pane, "backward")  # the graph was freed: torch refuses
     assert step.error["type"] == "RuntimeError"
     assert pane.error.text().startswith(f"RuntimeError: {SECOND_TIME}")
+    # Two lines of torch's five-line message, all of it in the tooltip: the tasks and the
+    # log below keep their room.
+    assert pane.error.isVisibleTo(pane) and pane.error.shown_text().count("\n") <= 1
+    assert pane.error.toolTip() in ("", pane.error.text())
     assert grad_column(pane)["w"] == "8"
     assert "lab.second_time_error" in shown_done(pane)
 
@@ -104,6 +108,7 @@ def test_grad_table_and_tasks_follow_real_torch(qtbot, pane) -> None:
     click(qtbot, pane, "backward")
     assert grad_column(pane) == {"w": "16", "x": "None", "b": "8"}
     assert "lab.accumulate_16" in shown_done(pane) and pane.error.text() == ""
+    assert not pane.error.isVisibleTo(pane)  # nothing to say: no empty band
     assert "lab.retain_graph_16" not in shown_done(pane)
 
     click(qtbot, pane, "zero_none")

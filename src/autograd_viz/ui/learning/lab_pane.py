@@ -40,6 +40,7 @@ from autograd_viz.core.learning.lab_predict import Question, Verdict, judge, que
 from autograd_viz.core.learning.lab_tasks import TASKS, check_descent_task, tasks_done
 from autograd_viz.core.learning.progress import Progress, load_progress
 from autograd_viz.session import KernelCall, KernelSession, KernelState
+from autograd_viz.ui.graph._caption_label import CaptionLabel
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.learning.lab_grad_table import GradTable
 from autograd_viz.ui.learning.lab_predict_bar import PredictBar
@@ -88,6 +89,7 @@ class LabPane(QWidget):
         self._refresh()
 
     # ---- assembly --------------------------------------------------------------
+
     def _build(self) -> None:
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.toggles: dict[str, QCheckBox] = {}
@@ -127,11 +129,13 @@ class LabPane(QWidget):
         self.predict_bar.answered.connect(self._predicted)
         self.verdict = QLabel()
         self.verdict.setWordWrap(True)
-        self.error = QLabel()
+        # Two lines at most, the rest in its tooltip (and the console): torch's message for
+        # a second backward took five lines and pushed the tasks and log out of view.
+        self.error = CaptionLabel()
         self.error.setObjectName("labError")
-        self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.setStyleSheet("color: #b91c1c; font-weight: 600;")
+        self.error.hide()  # shown while it has something to say
         self.table = GradTable()
         self.why = QLabel()
         self.why.setFont(mono)
@@ -302,7 +306,7 @@ class LabPane(QWidget):
         if not payload.get("ok"):
             error = payload.get("error", {})
             self._queue.clear()
-            self.error.setText(f"The lab could not run: {error.get('message', 'no answer')}")
+            self._say_error(f"The lab could not run: {error.get('message', 'no answer')}")
             self._refresh_enabled()
             return
         step = self.lab.record(key, code, payload["result"])
@@ -333,7 +337,12 @@ class LabPane(QWidget):
             self._in_flight = None  # its answer, if any, is only the failure of the old kernel
             self.lab.clear()
             self._refresh()
-            self.error.setText("The kernel restarted: the lab starts over.")
+            self._say_error("The kernel restarted: the lab starts over.")
+
+    def _say_error(self, text: str) -> None:
+        """Show torch's error (two lines, all of it in the tooltip), or hide the line."""
+        self.error.setText(text)
+        self.error.setVisible(bool(text))
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -366,7 +375,7 @@ class LabPane(QWidget):
         )
         step = self.lab.last
         error = step.error if step else None
-        self.error.setText("" if error is None else f"{error['type']}: {error['message']}")
+        self._say_error("" if error is None else f"{error['type']}: {error['message']}")
         self.verdict.setText("" if verdict is None else verdict.message())
         colour = "#15803d" if verdict is not None and verdict.held else "#b45309"
         self.verdict.setStyleSheet(f"color: {colour};")
