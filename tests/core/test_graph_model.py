@@ -12,8 +12,8 @@ from autograd_viz.core.graph.graph_model import (
     build_graph,
     drawn_graph,
     format_number,
-    layered_layout,
 )
+from autograd_viz.core.graph.layered_layout import layered_layout
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE

@@ -6,12 +6,8 @@ import pytest
 import torch
 
 from autograd_viz.core.kernel.runner import run_source
-from autograd_viz.core.playback.run_view import (
-    NO_GRAPH_MESSAGE,
-    RunView,
-    nothing_ran,
-    prepare_run,
-)
+from autograd_viz.core.playback.run_text import NO_GRAPH_MESSAGE, nothing_ran
+from autograd_viz.core.playback.run_view import RunView, prepare_run
 
 CODE = """\
 import torch

@@ -22,7 +22,8 @@ from autograd_viz.core.learning.lab_tasks import TASKS as LAB_TASKS
 from autograd_viz.core.learning.progress import Progress, load_progress
 from autograd_viz.core.platform.preferences import save_keep_variables
 from autograd_viz.core.playback.player import Player
-from autograd_viz.core.playback.run_view import RunView, ShownRun, finished_line, nothing_ran
+from autograd_viz.core.playback.run_text import finished_line, nothing_ran
+from autograd_viz.core.playback.run_view import RunView, ShownRun
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import Trace
 from autograd_viz.resources import DEFAULT_EXAMPLE, ICON

@@ -144,8 +144,7 @@ def _is_loop(
     """Whether repeating parts are worth a fold: calls of distinct modules, each feeding
     the next (a repeat), ops inside a `for`/`while` of the script, or three repetitions or
     more (a function called in a loop runs its own lines, not the loop's)."""
-    calls = [groups[p.group].path for p in seq if p.group is not None]
-    if len(calls) == len(seq) and len(set(calls)) == len(calls):
+    if _distinct_calls(groups, seq):
         return _is_repeat(trace, groups, parts, seq, reps)  # else heads side by side
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
     return reps >= 3 or _enclosing_loop(trace, [ln for ln in lines if ln]) is not None
@@ -161,8 +160,7 @@ def _is_repeat(
     """Whether `seq` is a stack of layers: calls of distinct modules, each repetition
     using what the one before it made. Two heads called on the same input
     (`self.mu(h), self.logvar(h)`) are side by side, not `Linear ×2`."""
-    calls = [groups[p.group].path for p in seq if p.group is not None]
-    if len(calls) != len(seq) or len(set(calls)) != len(calls):
+    if not _distinct_calls(groups, seq):
         return False
     period = len(seq) // reps
     made_before: set[str] = set()
@@ -172,6 +170,12 @@ def _is_repeat(
             return False
         made_before = made
     return True
+
+
+def _distinct_calls(groups: dict[str, Group], seq: list[Part]) -> bool:
+    """Whether every part of `seq` is a call, each of a module of its own."""
+    calls = [groups[p.group].path for p in seq if p.group is not None]
+    return len(calls) == len(seq) and len(set(calls)) == len(calls)
 
 
 def _tensors_of(

@@ -21,14 +21,13 @@ from autograd_viz.core.graph.folding import READABLE_HEIGHT, READABLE_WIDTH
 from autograd_viz.core.graph.graph_model import DrawnGraph, drawn_graph
 from autograd_viz.core.platform.gc_pause import collections_postponed
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Frame, Player
+from autograd_viz.core.playback.run_text import no_graph, nothing_ran
 from autograd_viz.core.playback.saved_memory import HeldMemory, held_memory
 from autograd_viz.core.playback.source_map import SourceMap
 from autograd_viz.core.trace import TensorValue, Trace
 
 BACKGROUND_REFOLD = 2_000  # graphs of more nodes are folded and opened off the GUI thread
 EMPTY_MESSAGE = "Run your code (Ctrl+Enter) to see the graph PyTorch builds."
-NO_GRAPH_MESSAGE = "This run left no tensor that requires grad: nothing to draw."
-_COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
 # The player's views in the learner's words: the mode buttons, captions and inspector say
 # these ("Both", not the code's "all").
 MODE_NAMES = {FORWARD: "Forward", BACKWARD: "Backward", EVERYTHING: "Both"}
@@ -106,41 +105,6 @@ def prepare_run(
         return shown
 
 
-def nothing_ran(trace: Trace) -> str | None:
-    """The canvas's sentence for a run whose code did not compile, else None."""
-    error = trace.error or (trace.errors[0] if trace.errors else None)
-    if error is None or error.get("type") not in _COMPILE_ERRORS:
-        return None
-    if any(e.get("kind") == "run_end" for e in trace.events):
-        return None  # the script ran: exec() or compile() inside it raised the SyntaxError
-    where = f" on line {error['line']}" if error.get("line") else ""
-    return f"Nothing ran: {error['type']}{where}. Fix it and run again (Ctrl+Enter)."
-
-
-def finished_line(trace: Trace, seconds: float) -> str:
-    """The console's line when a run's answer is in: the run's console otherwise ends
-    with "▶ Running …", which reads as still running when the script printed nothing."""
-    error = trace.error or (trace.errors[0] if trace.errors else None)
-    if error is not None:
-        where = f" on line {error['line']}" if error.get("line") else ""
-        return f"■ Stopped by {error['type']}{where} after {seconds:.2f} s"
-    ops, passes = trace.index.count("op"), trace.index.count("backward")
-    backward = f"{passes} backward pass{'es' if passes != 1 else ''}"
-    return f"✓ Finished in {seconds:.2f} s: {ops:,} ops, {backward}"
-
-
-def _no_graph(trace: Trace) -> str:
-    """What the canvas says when a run that ran drew nothing."""
-    if not trace.errors:
-        return NO_GRAPH_MESSAGE
-    error = trace.errors[0]
-    where = f" on line {error['line']}" if error.get("line") else ""
-    return (
-        f"Nothing to draw: the run stopped with {error['type']}{where} before any tensor "
-        "that requires grad existed (the console shows why)."
-    )
-
-
 class RunView:
     """The run the graph tab shows, the player's position in it, and what is selected."""
 
@@ -201,7 +165,7 @@ class RunView:
         # A change of view seeks to its start, so position_changed covers it (mode_changed
         # comes first, while the position still belongs to the old view).
         run.player.position_changed.connect(self._player_moved)
-        said = nothing_ran(run.trace) or ("" if run.graph.nodes else _no_graph(run.trace))
+        said = nothing_ran(run.trace) or ("" if run.graph.nodes else no_graph(run.trace))
         self._say(said)
         self.run_changed.emit(run)
         self.selection_changed.emit(())

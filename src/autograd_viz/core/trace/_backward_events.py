@@ -1,4 +1,5 @@
-"""The typed events of backward passes and of what changes `.grad` and parameters."""
+"""The typed events of backward passes: a call, each node the engine ran, each `.grad`
+it accumulated or retained, and the call's end."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from autograd_viz.core.trace._change_events import change_dict, read_change
 from autograd_viz.core.trace._event_base import (
     ChangeEvent,
     Lookup,
@@ -13,7 +15,6 @@ from autograd_viz.core.trace._event_base import (
     ValueChange,
     ValueMemo,
     quick_maker,
-    read_value,
     read_values,
     tensor_name,
     write_value,
@@ -298,16 +299,6 @@ def _target_name(lookup: Lookup, node_id: str, returned: bool = False) -> str:
     return node.name
 
 
-def _read(data: Mapping[str, Any], memo: ValueMemo | None) -> tuple:
-    """line, tensor, before, after: the fields every change event starts with."""
-    return (
-        data.get("line"),
-        data.get("tensor", ""),
-        read_value(data.get("before"), memo),
-        read_value(data.get("after"), memo),
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class AccumulateEvent(ChangeEvent):
     """An AccumulateGrad node wrote a leaf's `.grad`."""
@@ -320,7 +311,7 @@ class AccumulateEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
         """From the JSON form."""
-        return cls(*_read(data, memo), data.get("node"), source=data)
+        return cls(*read_change(data, memo), data.get("node"), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -359,95 +350,13 @@ class RetainedGradEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> RetainedGradEvent:
         """From the JSON form."""
-        return cls(*_read(data, memo), source=data)
+        return cls(*read_change(data, memo), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return self._finish(_change_dict(self))
+        return self._finish(change_dict(self))
 
     def caption(self, lookup: Lookup) -> str:
         """`z.grad kept by retain_grad(): None → 12.0`."""
         change = show_change(self.before, self.after)
         return f"{tensor_name(lookup, self.tensor)}.grad kept by retain_grad(): {change}"
-
-
-def _change_dict(e: ChangeEvent, how: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": e.kind, "line": e.line, "tensor": e.tensor}
-    if how is not None:
-        out["how"] = how
-    out["before"] = write_value(e.before)
-    out["after"] = write_value(e.after)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class GradResetEvent(ChangeEvent):
-    """A leaf's `.grad` was zeroed or dropped (also by `optimizer.zero_grad()`)."""
-
-    kind: ClassVar[str] = "grad_reset"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
-
-    how: str  # .grad.zero_(), .grad = None
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradResetEvent:
-        """From the JSON form."""
-        how = data.get("how", ".grad =")
-        return cls(*_read(data, memo), how, source=data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return self._finish(_change_dict(self, self.how))
-
-    def caption(self, lookup: Lookup) -> str:
-        """`line 9: w.grad.zero_() — .grad 8.0 → 0.0`."""
-        change = show_change(self.before, self.after)
-        return f"{self.where}{tensor_name(lookup, self.tensor)}{self.how} — .grad {change}"
-
-
-@dataclass(frozen=True, slots=True)
-class GradAssignEvent(ChangeEvent):
-    """`.grad` was set to a tensor."""
-
-    kind: ClassVar[str] = "grad_assign"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "before", "after"}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradAssignEvent:
-        """From the JSON form."""
-        return cls(*_read(data, memo), source=data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return self._finish(_change_dict(self))
-
-    def caption(self, lookup: Lookup) -> str:
-        """`line 5: w.grad = — .grad None → 1.0`."""
-        change = show_change(self.before, self.after)
-        return f"{self.where}{tensor_name(lookup, self.tensor)}.grad = — .grad {change}"
-
-
-@dataclass(frozen=True, slots=True)
-class ParamUpdateEvent(ChangeEvent):
-    """An optimizer step or a `.data` assignment changed a tensor's value."""
-
-    kind: ClassVar[str] = "param_update"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
-    GRAD: ClassVar[bool] = False
-
-    how: str  # SGD.step(), .data =
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
-        """From the JSON form."""
-        how = data.get("how", "")
-        return cls(*_read(data, memo), how, source=data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return self._finish(_change_dict(self, self.how))
-
-    def caption(self, lookup: Lookup) -> str:
-        """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
-        change = show_change(self.before, self.after)
-        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}"

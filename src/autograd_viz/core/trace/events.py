@@ -17,11 +17,13 @@ from autograd_viz.core.trace._backward_events import (
     AccumulateEvent,
     BackwardEndEvent,
     BackwardEvent,
+    NodeEvent,
+    RetainedGradEvent,
+)
+from autograd_viz.core.trace._change_events import (
     GradAssignEvent,
     GradResetEvent,
-    NodeEvent,
     ParamUpdateEvent,
-    RetainedGradEvent,
 )
 from autograd_viz.core.trace._event_base import (
     ChangeEvent,

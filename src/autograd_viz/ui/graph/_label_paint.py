@@ -152,6 +152,15 @@ class LabelPainting:
             painter.setPen(QColor(colour))
             painter.drawText(QPointF(box.x() + 3, box.y() + 1 + metrics.ascent()), text)
 
+    def _framed(self) -> set[str]:
+        """The drawn nodes inside some open group's frame, once per picture (not per
+        paint: a 10,000-node picture opened in full has as many)."""
+        graph = self._graph
+        if getattr(self, "_framed_of", None) is not graph:
+            self._framed_of = graph
+            self._framed_set = {m for members in graph.groups.values() for m in members}
+        return self._framed_set
+
     def _paint_labels(
         self,
         painter: QPainter,
@@ -165,7 +174,7 @@ class LabelPainting:
         op_metrics = measure.metrics(self._op_font)
         compact, names, sparse = self.compact(), self.names_only(), self.sparse()
         thin = self.thin()
-        framed = {m for members in self._graph.groups.values() for m in members}
+        framed = self._framed()
         c = self.colours
         reach = view.adjusted(-200, -100, 200, 100)
         # Only the nodes near the view are measured and labelled (a big graph zoomed in

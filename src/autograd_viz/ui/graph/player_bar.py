@@ -18,7 +18,8 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.playback.bar_text import caption_now, end_caption
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD, Player
-from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, ShownRun, nothing_ran
+from autograd_viz.core.playback.run_text import nothing_ran
+from autograd_viz.core.playback.run_view import MODE_NAMES, RunView, ShownRun
 from autograd_viz.ui.graph._caption_label import CaptionLabel
 from autograd_viz.ui.graph.memory_bar import MemoryBar
 

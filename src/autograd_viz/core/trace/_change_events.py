@@ -1,0 +1,111 @@
+"""The typed events that change a `.grad` or a value outside a backward pass (a reset,
+an assignment, an optimizer step), and the fields every change event shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from autograd_viz.core.trace._event_base import (
+    ChangeEvent,
+    Lookup,
+    TraceEvent,
+    ValueMemo,
+    read_value,
+    tensor_name,
+    write_value,
+)
+from autograd_viz.core.trace.value_text import show_change
+
+
+def read_change(data: Mapping[str, Any], memo: ValueMemo | None) -> tuple:
+    """line, tensor, before, after: the fields every change event starts with."""
+    return (
+        data.get("line"),
+        data.get("tensor", ""),
+        read_value(data.get("before"), memo),
+        read_value(data.get("after"), memo),
+    )
+
+
+def change_dict(e: ChangeEvent, how: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": e.kind, "line": e.line, "tensor": e.tensor}
+    if how is not None:
+        out["how"] = how
+    out["before"] = write_value(e.before)
+    out["after"] = write_value(e.after)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GradResetEvent(ChangeEvent):
+    """A leaf's `.grad` was zeroed or dropped (also by `optimizer.zero_grad()`)."""
+
+    kind: ClassVar[str] = "grad_reset"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
+
+    how: str  # .grad.zero_(), .grad = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradResetEvent:
+        """From the JSON form."""
+        how = data.get("how", ".grad =")
+        return cls(*read_change(data, memo), how, source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(change_dict(self, self.how))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 9: w.grad.zero_() — .grad 8.0 → 0.0`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{tensor_name(lookup, self.tensor)}{self.how} — .grad {change}"
+
+
+@dataclass(frozen=True, slots=True)
+class GradAssignEvent(ChangeEvent):
+    """`.grad` was set to a tensor."""
+
+    kind: ClassVar[str] = "grad_assign"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "before", "after"}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> GradAssignEvent:
+        """From the JSON form."""
+        return cls(*read_change(data, memo), source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(change_dict(self))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 5: w.grad = — .grad None → 1.0`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{tensor_name(lookup, self.tensor)}.grad = — .grad {change}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParamUpdateEvent(ChangeEvent):
+    """An optimizer step or a `.data` assignment changed a tensor's value."""
+
+    kind: ClassVar[str] = "param_update"
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
+    GRAD: ClassVar[bool] = False
+
+    how: str  # SGD.step(), .data =
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
+        """From the JSON form."""
+        how = data.get("how", "")
+        return cls(*read_change(data, memo), how, source=data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return self._finish(change_dict(self, self.how))
+
+    def caption(self, lookup: Lookup) -> str:
+        """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
+        change = show_change(self.before, self.after)
+        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}"
