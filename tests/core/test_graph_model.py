@@ -308,3 +308,34 @@ loss.backward()
     titles = {n.title for n in drawn_graph(trace).nodes.values()}
     assert not any(t.startswith("abs") for t in titles), titles
     assert "ClipBackward" in titles
+
+
+def test_statements_run_again_line_up_as_rows_from_the_same_column() -> None:
+    """A lab's rounds (or a step repeated without a loop) start in one column, each round
+    a row, and a leaf sits right before its first consumer: before, the rounds were pushed
+    right by the longest of them, interleaved, and the leaves' edges ran around them."""
+    rounds = "z = w * x\nloss = (z + b - 5) ** 2\n"
+    trace = run_source(
+        "import torch\n"
+        "w = torch.tensor(3.0, requires_grad=True)\n"
+        "x = torch.tensor(2.0)\n"
+        "b = torch.tensor(1.0, requires_grad=True)\n" + (rounds + "loss.backward()\n") * 2 + rounds
+    )
+    g = build_graph(trace)
+    pos = layered_layout(g)
+    names = {n.id: n.name for n in trace.nodes}
+    column = {}
+    for nid, name in names.items():
+        column.setdefault(name, []).append(pos[nid][0])
+    assert len(column["MulBackward0"]) == 3 and len(set(column["MulBackward0"])) == 1
+    # The freed rounds (no tensor kept between their nodes) run one node a column.
+    assert sorted(column["AddBackward0"])[:2] == [column["MulBackward0"][0] + 1] * 2
+    first_mul = column["MulBackward0"][0]
+    accumulate = {v: pos[v][0] for v in names if names[v] == "AccumulateGrad"}
+    w_acc = next(v for v in accumulate if trace.tensor_named("w").id in g.predecessors(v))
+    b_acc = next(v for v in accumulate if trace.tensor_named("b").id in g.predecessors(v))
+    assert accumulate[w_acc] == first_mul - 1  # w's AccumulateGrad feeds every Mul
+    assert accumulate[b_acc] == min(column["AddBackward0"]) - 1  # b's, right before the Adds
+    assert pos[trace.tensor_named("b").id][0] == accumulate[b_acc] - 1
+    # Three rows: no two nodes of one column share a height.
+    assert len(set(pos.values())) == len(pos)

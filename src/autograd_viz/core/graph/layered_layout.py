@@ -13,7 +13,8 @@ def layered_layout(
     sweeps: int = 4,
     hint: dict[str, float] | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """Left-to-right layers (each node as far right as its consumers allow), crossings cut
+    """Left-to-right layers (each node right after its inputs, a leaf right before its
+    first consumer), crossings cut
     by barycentre sweeps. Deterministic for the same graph. `hint` gives nodes the height
     they had in an earlier picture: a layer whose nodes all have one keeps that order, so
     re-running edited code does not shuffle what did not change. (A graph with module
@@ -21,16 +22,19 @@ def layered_layout(
     if g.number_of_nodes() == 0:
         return {}
     order = topological_order(g)
-    height: dict[str, int] = {}
-    for v in reversed(order):  # longest path down to a sink
-        height[v] = max((height[s] + 1 for s in g.successors(v)), default=0)
-    depth = max(height.values())
-    layer = {v: (0 if g.degree(v) == 0 else depth - height[v]) for v in order}
-    # A sink sits right after its inputs: a side result (or a no_grad op) is not pushed to
-    # the far right edge with the loss.
+    # Each node right after its latest input: statements run again (a lab's rounds, a
+    # script that repeats a step without a loop) line up as parallel rows from the same
+    # column, instead of being pushed right by the longest of them.
+    layer: dict[str, int] = {}
     for v in order:
-        if g.out_degree(v) == 0 and g.in_degree(v) > 0:
-            layer[v] = max(layer[u] for u in g.predecessors(v)) + 1
+        layer[v] = max((layer[u] + 1 for u in g.predecessors(v)), default=0)
+    # What only brings a value in (a leaf, its AccumulateGrad, a constant) sits right
+    # before its first consumer, not in the first column.
+    for v in reversed(order):
+        preds = list(g.predecessors(v))
+        if g.out_degree(v) and (not preds or (len(preds) == 1 and _brings_in(g, preds[0]))):
+            layer[v] = min(layer[s] for s in g.successors(v)) - 1
+    depth = max(layer.values())
     layers: list[list[str]] = [[] for _ in range(depth + 1)]
     for v in order:
         layers[layer[v]].append(v)
@@ -62,3 +66,8 @@ def layered_layout(
         for i, v in enumerate(members):
             positions[v] = (float(x), offset - i)  # first member on top
     return positions
+
+
+def _brings_in(g: nx.MultiDiGraph, v: str) -> bool:
+    """`v` has no input: a leaf or a constant, whose one consumer may move with it."""
+    return g.in_degree(v) == 0
