@@ -191,6 +191,16 @@ def test_lab_tab_in_the_window_leaves_the_editor_alone(qtbot) -> None:
             click(qtbot, window.lab, key)
         assert SECOND_TIME in window.lab.error.text()
         assert window.editor.error_line is None  # the error belongs to the lab, not the file
+        # With the error line there, every row of the table is still in view (z and loss
+        # were below a scroll), and the chain rule under it is not drawn over it.
+        table = window.lab.table
+        assert table.rowCount() == 5
+        view = table.viewport().rect()
+        for row in range(table.rowCount()):
+            assert view.contains(table.visualRect(table.model().index(row, 0)))
+        why = window.lab.why.parentWidget().parentWidget()  # its scroll area
+        table_bottom = table.mapTo(window, table.rect().bottomLeft()).y()
+        assert why.mapTo(window, why.rect().topLeft()).y() > table_bottom
         assert window.canvas.trace is None  # the Graph tab keeps the editor's graph
         assert window.lab.canvas.trace.source == LAB_SOURCE
     finally:

@@ -45,6 +45,11 @@ class GradTable(QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
+        # Rows a line of text tall, and room for all of them (`_fit_rows`): at the default
+        # 30 px the lab's column showed w, x and b, and z and loss were below a scroll.
+        rows = self.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 6)
         # "monospace" by name resolved to a proportional face on a machine with more fonts.
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.rows: dict[str, dict[str, str]] = {}  # name → column → text shown (for tests)
@@ -95,6 +100,18 @@ class GradTable(QTableWidget):
             cells.update(tensor="z_item", value=_text(state["z_item"]), requires_grad="float")
             self._fill(len(names), cells, tip="a plain Python float: no requires_grad, no graph")
             self.rows["z_item"] = cells
+        self._fit_rows()
+
+    def _fit_rows(self) -> None:
+        """Take the height that shows every row, no more (the chain rule below gets the
+        rest of the column)."""
+        scroll = self.horizontalScrollBar().sizeHint().height()
+        self.setFixedHeight(
+            self.horizontalHeader().height()
+            + self.verticalHeader().length()
+            + 2 * self.frameWidth()
+            + scroll
+        )
 
     def _fill(self, row: int, cells: dict[str, str], tip: str) -> None:
         for column, key in enumerate(COLUMNS):

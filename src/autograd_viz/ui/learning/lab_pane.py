@@ -15,11 +15,13 @@ from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -156,7 +158,16 @@ class LabPane(QWidget):
         self.replay_button.setToolTip("Start over and run every logged action again")
         self.replay_button.clicked.connect(self.replay)
 
-        table_box = _column(self.table, self.why)
+        # The chain rule under the table scrolls when the column is short: the table asks
+        # for all its rows, and the two must never be drawn over each other.
+        why_box = QScrollArea()
+        why_box.setWidget(self.why)
+        why_box.setWidgetResizable(True)
+        why_box.setFrameShape(QFrame.Shape.NoFrame)
+        why_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        why_box.setMinimumHeight(2 * self.why.fontMetrics().lineSpacing() + 4)
+        self.why.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        table_box = _column(self.table, why_box)
         log_buttons = QHBoxLayout()
         log_title = QLabel("Action log")
         log_title.setToolTip("What you did, as an equivalent Python script")
