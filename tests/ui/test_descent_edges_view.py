@@ -20,7 +20,8 @@ def test_one_step_rate_draws_its_zero_loss(descent_pane) -> None:
     assert np.array_equal(steps, np.arange(51))  # every step drawn, the zeros too
     assert np.array_equal(heights, descent_pane.paths.axis.height(torch_losses))
     assert heights[1] == 0.0 and np.isfinite(heights).all()
-    assert "symlog" in descent_pane.loss_plot.getAxis("left").labelText
+    assert "log scale" in descent_pane.loss_plot.getAxis("left").labelText
+    assert "0" in descent_pane.loss_plot.getAxis("left").labelText  # it says 0 is drawn
     low, high = descent_pane.loss_plot.getViewBox().viewRange()[1]
     assert low < 0.0 < heights[0] < high
     assert descent_pane.caption_texts["sgd"].endswith("in 1 step")
@@ -92,7 +93,7 @@ def test_loss_axis_reads_at_every_rate_and_size(descent_pane, qtbot) -> None:
             pixels = np.diff(heights) * axis.size().height() / (high - low)
             assert (pixels >= line).all(), (size, rate, axis._tickLevels)
             title = axis.labelText
-            assert title.startswith("loss") and "symlog" in title
+            assert title.startswith("loss") and "log scale" in title and "0" in title
             assert QFontMetricsF(axis.label.font()).horizontalAdvance(title) <= axis.size().height()
             # The tick labels are torch's losses at those heights.
             for at, label in axis._tickLevels[0]:

@@ -110,7 +110,14 @@ def test_compare_optimizers_each_with_its_path_and_caption(pane, qtbot) -> None:
     assert pane.caption.text().count("<br>") == 2 and "Momentum" in pane.caption.text()
     legend = [label.text for _, label in pane.paths.legend.items]
     assert legend == ["SGD", "Momentum", "Adam"]
-    assert pane.readout.text().count("\n") == 2
+    # Side by side at the current step: a row per optimizer, torch's numbers in it.
+    table = pane.readout.text()
+    assert table.count("<tr>") == 4 and table.index("SGD") < table.index("Adam")
+    at = pane.step_slider.value()
+    for name, title in (("sgd", "SGD"), ("momentum", "Momentum"), ("adam", "Adam")):
+        w, b, loss = descend(bowl.fn, bowl.start, 0.1, 50, name).numpy()[at]
+        row = table[table.index(title) :].split("</tr>")[0]
+        assert all(f">{v:.4g}</td>" in row for v in (w, b, loss)), (name, row)
     pane.set_learning_rate(1.0)
     assert pane.caption_kinds["sgd"] == "bounces"
     assert pane.caption_texts["adam"] != pane.caption_texts["sgd"]
@@ -186,3 +193,19 @@ def test_a_click_off_the_surface_sets_no_start(pane, qtbot) -> None:
     with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
         pane._surface_clicked(_Click(box.mapViewToScene(QPointF(*inside))))
     assert pane.start == pytest.approx(inside)
+
+
+def test_four_optimizers_words_fit_above_a_readable_chart(pane, qtbot) -> None:
+    """At the tab's size in the default window, four optimizers' captions and their table
+    show whole (they were cut mid-line in a scroll), and the chart keeps its height."""
+    pane.resize(880, 590)
+    pane.show()
+    with qtbot.waitSignal(pane.sweep_ready, timeout=60_000):
+        pane.set_optimizers(["sgd", "momentum", "rmsprop", "adam"])
+    qtbot.wait(50)  # the words' new height is laid out
+    assert pane.words.verticalScrollBar().maximum() == 0
+    assert pane.loss_plot.height() >= 170
+    bottom = pane.loss_plot.mapTo(pane, pane.loss_plot.rect().bottomLeft()).y()
+    assert bottom <= pane.height()
+    # The chart's title whole: its axis has room for it.
+    assert not pane.loss_plot.getAxis("left").labelText.endswith("…")

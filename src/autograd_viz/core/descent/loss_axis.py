@@ -146,6 +146,7 @@ def loss_axis(
         "symlog",
         offset,
         threshold,
-        f"{name} (symlog: log, linear within ±{_number(threshold)})",
-        f"{name} (symlog scale)",
+        # Said in a learner's words: "symlog" is matplotlib's name for it.
+        f"{name} (log scale, linear within ±{_number(threshold)} to show 0)",
+        f"{name} (log scale with 0)",
     )

@@ -41,6 +41,39 @@ def readout_lines(sweep: Sweep, index: int, step: int, titles: dict[str, str]) -
     return lines
 
 
+_GAP = ' style="padding-left:12px"'  # "3.076" and "-2.091" read as one number without it
+
+
+def readout_table(
+    sweep: Sweep, index: int, step: int, looks: dict[str, tuple[str, str]]
+) -> str | None:
+    """Two or more optimizers side by side at `step`, as rich text: a row each (its colour
+    and name), a column per number (point, loss, autograd's gradient); None when there is
+    one optimizer or a model's plane (their line reads better). `looks`: name -> (colour,
+    title). Four optimizers' lines wrapped to eight and were cut under the chart."""
+    runs = sweep.runs
+    if len(runs) < 2 or any(run.grads is None for run in runs.values()):
+        return None
+    heads = ["w", "b", "loss", "∂L/∂w", "∂L/∂b"]
+    rows = []
+    at = step
+    for name, run in runs.items():
+        path = run.paths[index]
+        at = min(step, len(path) - 1)
+        w, b, loss = path[at]
+        dw, db = run.grads[index, at]
+        colour, title = looks[name]
+        cells = "".join(f'<td align="right"{_GAP}>{v:.4g}</td>' for v in (w, b, loss, dw, db))
+        rows.append(
+            f'<tr><td><span style="color:{colour}">■</span> {html.escape(title)}</td>{cells}</tr>'
+        )
+    header = "".join(f'<th align="right"{_GAP}>{h}</th>' for h in heads)
+    return (
+        '<table cellspacing="0" cellpadding="1" style="margin-top:2px">'
+        f'<tr><th align="left">step {at}</th>{header}</tr>{"".join(rows)}</table>'
+    )
+
+
 def caption_line(colour: str, title: str, text: str) -> str:
     """An optimizer's caption as rich text: its colour swatch, its name, the sentence."""
     return f'<span style="color:{colour}">■</span> <b>{title}</b>: {html.escape(text)}'

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
+
 from autograd_viz.ui.descent._descent_paths import LOOKS
-from autograd_viz.ui.descent._descent_readout import caption_line, readout_lines
+from autograd_viz.ui.descent._descent_readout import caption_line, readout_lines, readout_table
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,6 +99,7 @@ class SweepDrawing:
                 f"({done} of {len(sweep.rates)} learning rates in)"
             )
             self.readout.setText("")
+            self.words.refit()
             return
         self.paths.draw(sweep, index, step)
         far = self.surface_plot.reaches_far(sweep, index)
@@ -117,5 +120,13 @@ class SweepDrawing:
             done = int(sweep.computed.sum())
             lines.append(f"<i>computing the other rates… {done} of {len(sweep.rates)}</i>")
         self.caption.setText("<br>".join(lines))
-        titles = {name: LOOKS[name][2] for name in sweep.runs}
-        self.readout.setText("\n".join(readout_lines(sweep, index, step, titles)))
+        looks = {name: (LOOKS[name][0], LOOKS[name][2]) for name in sweep.runs}
+        table = readout_table(sweep, index, step, looks)
+        if table is not None:
+            self.readout.setTextFormat(Qt.TextFormat.RichText)
+            self.readout.setText(table)
+        else:
+            titles = {name: title for name, (_, title) in looks.items()}
+            self.readout.setTextFormat(Qt.TextFormat.PlainText)
+            self.readout.setText("\n".join(readout_lines(sweep, index, step, titles)))
+        self.words.refit()

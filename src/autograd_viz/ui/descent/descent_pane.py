@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QSpinBox,
     QVBoxLayout,
@@ -204,14 +205,14 @@ class DescentPane(SweepDrawing, QWidget):
         column.addWidget(self.caption)
         column.addWidget(self.readout)
         column.addStretch(1)
-        self.words = QScrollArea()
+        self.words = _WordsArea()
         self.words.setWidget(words)
         self.words.setWidgetResizable(True)
         self.words.setFrameShape(QFrame.Shape.NoFrame)
         self.words.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.words.setMinimumHeight(WORDS_HEIGHT)
-        side.addWidget(self.words, 1)
-        side.addWidget(self.loss_plot, 2)
+        side.addWidget(self.words, 0)
+        side.addWidget(self.loss_plot, 1)
         row = QHBoxLayout(self)
         row.addWidget(self.surface_plot, 3)
         row.addLayout(side, 2)
@@ -373,3 +374,38 @@ class DescentPane(SweepDrawing, QWidget):
     def _say_waiting(self) -> None:
         seconds = time.monotonic() - self._asked
         self.caption.setText(f"Computing in the kernel… {seconds:.0f} s")
+
+
+class _WordsArea(QScrollArea):
+    """The captions and the readout: as tall as their text at this width, the loss chart
+    taking the rest; they scroll only when the pane is too short for both (four
+    optimizers' captions were cut mid-line under a chart with room to spare)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._fitted = -1
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(hint.width(), self._text_height())
+
+    def refit(self) -> None:
+        """The text changed: ask the pane again for room, when its height did."""
+        height = self._text_height()
+        if height != self._fitted:
+            self._fitted = height
+            self.updateGeometry()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.refit()  # the text wraps to another number of lines
+
+    def _text_height(self) -> int:
+        inner = self.widget()
+        layout = inner.layout() if inner is not None else None
+        if layout is None:
+            return super().sizeHint().height()
+        width = max(1, self.viewport().width())
+        return layout.totalHeightForWidth(width) + 2 * self.frameWidth()
