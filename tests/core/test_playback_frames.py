@@ -214,3 +214,37 @@ def test_a_run_without_backward_starts_its_backward_view_at_the_forward_end() ->
     w = torch.tensor(3.0, requires_grad=True)
     assert player.value_at(loss.id).data == ((w * 2) ** 2).item()  # not "…"
     assert player.grad_at(trace.tensor_named("w").id) is None
+
+
+def test_a_tensor_set_to_another_shows_its_new_value_from_that_step_on() -> None:
+    """`x.set_(y)` is invisible to torch's function modes: the replay showed x's old value
+    until the end. Torch, run plainly, is the oracle of each value."""
+    code = (
+        "import torch\n"
+        "x = torch.zeros(3)\n"
+        "y = torch.arange(3.0)\n"
+        "x.set_(y)\n"
+        "z = x * 2\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "with torch.no_grad():\n"
+        "    w.set_(torch.full((2,), 5.0))\n"
+        "loss = (w * z[:2]).sum()\n"
+        "loss.backward()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(FORWARD)
+    x, w = trace.tensor_named("x").id, trace.tensor_named("w").id
+    seen = {}
+    while player.step_forward():
+        seen[player.current.event_index] = (player.value_at(x).data, player.value_at(w))
+    sets = [i for i, e in enumerate(trace.events) if e.get("op") == "set"]
+    assert len(sets) == 2
+    assert seen[sets[0] - 1][0] == [0.0, 0.0, 0.0]
+    assert seen[sets[0]][0] == plain["x"].tolist() == [0.0, 1.0, 2.0]
+    assert seen[sets[1] - 1][1].data == [1.0, 1.0]
+    assert seen[sets[1]][1].data == plain["w"].tolist() == [5.0, 5.0]
+    assert trace.tensor_named("w").grad.data == plain["w"].grad.tolist()
+    assert "set_" not in torch.Tensor.__dict__  # torch's own method back after the run
