@@ -248,3 +248,39 @@ def test_a_tensor_set_to_another_shows_its_new_value_from_that_step_on() -> None
     assert seen[sets[1]][1].data == plain["w"].tolist() == [5.0, 5.0]
     assert trace.tensor_named("w").grad.data == plain["w"].grad.tolist()
     assert "set_" not in torch.Tensor.__dict__  # torch's own method back after the run
+
+
+def test_an_error_names_the_call_that_raised_and_lights_what_it_was_given() -> None:
+    """torch's message says "(8x4 and 3x1)"; the error step says which tensors those were
+    and lights them. Inside a module, the failing call is the module's own (F.linear with
+    its weight and bias). An error no torch call raised names no op."""
+    import contextlib
+    import io
+
+    def error_of(code: str):
+        with contextlib.redirect_stderr(io.StringIO()):
+            trace = run_source(code)
+        player = prepare_run(trace).player
+        player.set_mode(FORWARD)
+        return trace, trace.error, player.steps[-1]
+
+    head = "import torch\nX = torch.randn(8, 3)\nW = torch.randn(3, 1, requires_grad=True)\n"
+    code = head + "V = torch.randn(3, 4, requires_grad=True)\nh = X @ V\nout = h @ W\n"
+    trace, error, step = error_of(code)
+    ids = [trace.tensor_named("h").id, trace.tensor_named("W").id]
+    assert error["op"] == "matmul" and error["inputs"] == ids
+    assert step.kind == "error" and step.lit == set(ids)
+    assert step.caption == (
+        "line 6: matmul(h, W) raised RuntimeError: "
+        "mat1 and mat2 shapes cannot be multiplied (8x4 and 3x1)"
+    )
+    trace, error, step = error_of(
+        "import torch\nfrom torch import nn\nlayer = nn.Linear(4, 2)\n"
+        "x = torch.randn(5, 3)\ny = layer(x)\n"
+    )
+    names = {t.id: t.name for t in trace.tensors}
+    assert error["op"] == "linear"
+    assert [names.get(t) for t in error["inputs"]] == ["x", "layer.weight", "layer.bias"]
+    assert step.lit == {"m:layer"}  # the layer's card, its weight and bias folded inside
+    _, error, step = error_of(head + "out = X @ missing\n")
+    assert "op" not in error and step.caption.startswith("line 4: NameError:")

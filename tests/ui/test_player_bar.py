@@ -7,7 +7,7 @@ from PySide6.QtGui import QColor
 
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, Player
-from autograd_viz.ui.graph._graph_style import CURRENT_COLOUR
+from autograd_viz.ui.graph._graph_style import CURRENT_COLOUR, FAILED_RING
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.graph.player_bar import PlayerBar
 from tests.core.fidelity_cases import CASES
@@ -134,3 +134,36 @@ def test_a_view_with_no_steps_says_why(qtbot) -> None:
     assert bar.caption.text() == (
         "The Backward view has no steps: this run called no backward(). The graph shows its end."
     )
+
+
+def test_an_error_step_rings_the_operands_of_the_call_that_raised_in_red(qtbot) -> None:
+    code = (
+        "import torch\n"
+        "X = torch.randn(8, 3)\n"
+        "W1 = torch.randn(3, 4, requires_grad=True)\n"
+        "W2 = torch.randn(3, 1, requires_grad=True)\n"
+        "h = torch.relu(X @ W1)\n"
+        "out = h @ W2\n"
+    )
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        trace, canvas, bar, player = _setup_code(qtbot, code)
+    player.seek(len(player.steps) - 1)
+    qtbot.wait(20)
+    step = player.current
+    assert step.kind == "error"
+    h, w2 = trace.tensor_named("h").id, trace.tensor_named("W2").id
+    assert step.lit == {h, w2}
+    assert bar.caption.text().startswith("line 6: matmul(h, W2) raised RuntimeError: mat1")
+    image = canvas.grab().toImage()
+    for key in (h, w2):
+        centre = canvas.widget_position(key)
+        ring = [QColor(image.pixel(centre.x() + dx, centre.y())) for dx in range(8, 24)]
+        red = QColor(FAILED_RING)
+        assert any(
+            abs(c.red() - red.red()) + abs(c.green() - red.green()) + abs(c.blue() - red.blue())
+            < 60
+            for c in ring
+        ), (key, [c.name() for c in ring])

@@ -46,6 +46,9 @@ class Recording:
         self.recall = self.snapshots.recall  # the same, shared while the tensor is unchanged
         self.passes = RunningPasses()  # the backward calls running now
         self.step_stats = StepStats()  # gradient health per optimizer step
+        # The last torch call that raised: (the exception, the op, its input tensors' ids).
+        # If that exception ends the script, its error event names the op and its inputs.
+        self.failed: tuple[BaseException, str, list[str]] | None = None
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
 

@@ -198,7 +198,11 @@ class Tracer:
             result = func(*args, **kwargs)
             record_user_hook(rec, args[0])
             return result
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except Exception as exc:
+            self._failed(exc, name, args, kwargs)
+            raise
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             rec.snapshots.changed()
@@ -214,6 +218,17 @@ class Tracer:
             with unseen():
                 self._op(name, args, kwargs, result, inplace)
         return result
+
+    def _failed(self, exc: Exception, name: str, args: tuple, kwargs: dict) -> None:
+        """Remember the call that raised and what it was given (`h @ W2` of mismatched
+        shapes: h and W2), for the error event if the exception ends the script."""
+        rec = self.recording
+        try:
+            tid = rec.registry.tensor_id
+            given = [tid(t) for t in tensors_in(args) + tensors_in(list(kwargs.values()))]
+        except Exception:  # a tensor-like the registry cannot name: say nothing of it
+            return
+        rec.failed = (exc, name.strip("_") or name, list(dict.fromkeys(given)))
 
     def _call_warning_at_user_line(self, func: Any, args: tuple, kwargs: dict) -> Any:
         """Call func; a warning it raises (\"Converting a tensor with requires_grad=True to a

@@ -180,12 +180,16 @@ def run_source(
         if exit_code != 0:
             tb = exc.__traceback__.tb_next if exc.__traceback__ else None  # drop this frame
             event = _error_event(exc, tb, filename)
+            failed = tracer.recording.failed
+            if failed is not None and failed[0] is exc:  # a torch call raised it
+                event["op"], event["inputs"] = failed[1], failed[2]
             trace.events.append(event)
             if raised is not None:
                 raised.append(exc.with_traceback(user_traceback(tb)))
             else:
                 sys.stderr.write(event["traceback"] if said is None else said)
     finally:
+        tracer.recording.failed = None  # its traceback holds the user's frames
         if device is not None:
             torch.set_default_device(previous_device)
     seconds = round(time.perf_counter() - started, 6)

@@ -292,13 +292,16 @@ class ErrorEvent(TraceEvent):
 
     kind: ClassVar[str] = "error"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
-        "type", "message", "column", "traceback",
+        "type", "message", "column", "traceback", "op", "inputs",
     }  # fmt: skip
 
     type: str
     message: str
     column: int | None  # for syntax errors
     traceback: str
+    # The torch call that raised, when one did, and the tensors it was given.
+    op: str | None = None
+    inputs: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ErrorEvent:
@@ -309,25 +312,40 @@ class ErrorEvent(TraceEvent):
             data.get("message", ""),
             data.get("column"),
             data.get("traceback", ""),
+            data.get("op"),
+            tuple(data.get("inputs") or ()),
             source=data,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return self._finish(
-            {
-                "kind": "error",
-                "type": self.type,
-                "message": self.message,
-                "line": self.line,
-                "column": self.column,
-                "traceback": self.traceback,
-            }
-        )
+        out: dict[str, Any] = {
+            "kind": "error",
+            "type": self.type,
+            "message": self.message,
+            "line": self.line,
+            "column": self.column,
+            "traceback": self.traceback,
+        }
+        if self.op is not None:
+            out["op"], out["inputs"] = self.op, list(self.inputs)
+        return self._finish(out)
+
+    def tensor_ids(self) -> tuple[str, ...]:
+        """What the call that raised was given."""
+        return self.inputs
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The call's inputs: the operands a learner checks (`W2` of the wrong shape)."""
+        return self.inputs
 
     def caption(self, lookup: Lookup) -> str:
-        """`line 6: RuntimeError: …` in PyTorch's own words."""
-        return f"{self.where}{self.type}: {self.message}"
+        """`line 7: matmul(h, W2) raised RuntimeError: …`, else `line 6: RuntimeError: …`
+        in PyTorch's own words."""
+        if self.op is None:
+            return f"{self.where}{self.type}: {self.message}"
+        args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
+        return f"{self.where}{self.op}({args}) raised {self.type}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,11 +92,12 @@ DARK = CanvasColours(
 
 LIT_GROW_PX = 8  # the marker of the node a step runs is this much bigger
 LIT_PEN_PX = 3.5  # and ringed with a pen this wide
+FAILED_RING = "#dc2626"  # the ring of what an error step lights (red on light and dark)
 
 
 def marker_look(kind: str, state: str, colours: CanvasColours, dark: bool) -> tuple:
     """The brush, pen and size (pixels) of a node kind's marker in a playback state
-    ("normal", "faded", "lit", "freed"). A folded group's card is painted by the overlay:
+    ("normal", "faded", "lit", "freed", "failed"). A folded group's card is painted by the overlay:
     its marker is clear, there only to take the pointer at the card's centre."""
     style = STYLES[kind]
     if kind == MODULE:
@@ -108,12 +109,9 @@ def marker_look(kind: str, state: str, colours: CanvasColours, dark: bool) -> tu
     if state == "faded":
         fill.setAlpha(50)
         outline.setAlpha(70)
-    if state == "lit":
-        return (
-            pg.mkBrush(fill),
-            pg.mkPen(colours.current, width=LIT_PEN_PX),
-            style.size + LIT_GROW_PX,
-        )
+    if state in ("lit", "failed"):
+        ring = colours.current if state == "lit" else FAILED_RING
+        return pg.mkBrush(fill), pg.mkPen(ring, width=LIT_PEN_PX), style.size + LIT_GROW_PX
     if state == "freed":  # saved tensors gone: a dashed outline, a paler fill
         fill.setAlpha(90)
         dashed = pg.mkPen(outline, width=1.6, style=Qt.PenStyle.DashLine)

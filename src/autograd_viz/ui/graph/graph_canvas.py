@@ -32,7 +32,9 @@ from autograd_viz.ui.graph._saved_sizes import saved_scales
 MIN_READABLE_WIDTH = 24.0  # layers a first picture may take in the narrowest canvas
 MIN_READABLE_HEIGHT = 8.0  # and rows
 LEGEND_ROOM_PX = 60.0  # what the legend and margins take of the canvas's height
-STATES = ("normal", "faded", "lit", "freed")  # a marker's looks during playback
+# A marker's looks during playback; "failed": what an error step lights (the operands of
+# the call that raised, the freed node a second backward met), ringed in red.
+STATES = ("normal", "faded", "lit", "freed", "failed")
 
 
 class GraphCanvas(CanvasNavigation, pg.PlotWidget):
@@ -287,7 +289,9 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
             # Later marks win: lit over freed over visited.
             mark(frame.visited, "normal")
             mark(frame.freed, "freed")
-            mark(frame.step.lit if frame.step is not None else (), "lit")
+            step = frame.step
+            if step is not None:
+                mark(step.lit, "failed" if step.kind == "error" else "lit")
         self._restyle(codes)
 
     def _restyle(self, codes: np.ndarray) -> None:
