@@ -592,3 +592,35 @@ for step in range(25):
     assert first.folds[loop].detail == f"×{namespace['step'] + 1}"
     cards = [first.folds[k].title for k in first.folds if box_id(k) in first.nodes]
     assert cards == ["iteration 1 of 25", "iterations 2–24", "iteration 25 of 25"], cards
+
+
+def test_a_first_picture_no_level_fits_opens_at_the_deepest_level_near_the_best() -> None:
+    """In a small window even the cards of a 3-step CNN loop are a little too tall (its
+    ten weights stand in one column however much is folded). It opened fully instead: 60
+    layers of unnamed marks under a web of edges. Now it opens with the model calls as
+    cards, as in a big window, not fully open and not folded to one loop card either."""
+    code = """import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(
+    nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),
+    nn.Conv2d(4, 8, 3), nn.BatchNorm2d(8), nn.ReLU(),
+    nn.Flatten(), nn.Linear(8 * 4 * 4, 10),
+)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+X = torch.randn(4, 1, 8, 8)
+y = torch.randint(0, 10, (4,))
+for step in range(3):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(X), y)
+    loss.backward()
+    opt.step()
+"""
+    trace = run_source(code)
+    roomy = drawn_graph(trace, None, readable_width=48, readable_height=16)
+    small = drawn_graph(trace, None, readable_width=24, readable_height=8)
+    cards = sorted(k for k in small.folds if box_id(k) in small.nodes)
+    assert cards == ["model#1", "model#2", "model#3"]
+    assert small.collapsed == roomy.collapsed
+    xs = [n.x for n in small.nodes.values()]
+    assert max(xs) - min(xs) <= 24  # its width fits; only the weights' column is too tall

@@ -324,6 +324,11 @@ def drawn_graph(
         return _drawn_graph(trace, folding.base.copy(), previous, folding)
 
 
+# When no level of folding fits the room: a level within this factor of the best any level
+# reaches, on each side, counts as fitting.
+NEAR_BEST = 1.15
+
+
 def _first_look(
     trace: Trace, folding: Folding, choices: Mapping[str, bool], room: tuple[float, float]
 ) -> DrawnGraph:
@@ -336,25 +341,37 @@ def _first_look(
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
-    if not _fits(layout[-1], room):
+    open_fit = _overflow(layout[-1], room)
+    if max(open_fit) > 1:
+        # The deepest level whose folding fits. When none does (a small window), the
+        # deepest that comes near the best any level reaches on each side: a column of
+        # ten weights is as tall folded or not, and folding everything for one row less
+        # hid the model; a fully open picture was worst of all (a 3-step CNN loop opened
+        # whole at 1000×650, because even its cards were a little too tall).
+        tried = [(layout, open_fit)]
         depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
         for depth in range(max(depths, default=0) - 1, -1, -1):
             narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
-            if _fits(narrower[-1], room):
-                layout = narrower
+            tried.append((narrower, _overflow(narrower[-1], room)))
+            if max(tried[-1][1]) <= 1:
                 break
+        near = [max(1.0, NEAR_BEST * min(fit[side] for _, fit in tried)) for side in (0, 1)]
+        layout = next(
+            (placed for placed, fit in tried if fit[0] <= near[0] and fit[1] <= near[1]),
+            min(tried, key=lambda pair: max(pair[1]))[0],
+        )
     return _finished(trace, folding, *layout)
 
 
-def _fits(placed: Placed, room: tuple[float, float]) -> bool:
-    """Whether a placed picture, its frames and boxes included, is at most `room`
-    (layers, rows) wide and tall."""
+def _overflow(placed: Placed, room: tuple[float, float]) -> tuple[float, float]:
+    """How many times as wide and as tall as `room` (layers, rows) a placed picture is,
+    its frames and boxes included: both at most 1 when it fits."""
     rects = (*placed.frames.values(), *placed.boxes.values())
     xs = [x for x, _ in placed.positions.values()] + [x for r in rects for x in r[::2]]
     ys = [y for _, y in placed.positions.values()] + [y for r in rects for y in r[1::2]]
     if not xs:
-        return True
-    return max(xs) - min(xs) <= room[0] and max(ys) - min(ys) <= room[1]
+        return 0.0, 0.0
+    return (max(xs) - min(xs)) / room[0], (max(ys) - min(ys)) / room[1]
 
 
 def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnGraph:
