@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph.graph_model import DrawnGraph
+from autograd_viz.core.graph.graph_model import MODULE, DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
@@ -19,6 +19,7 @@ from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
+from autograd_viz.ui.graph._crowding import column_pitch, crowd_share
 from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import NAMES_MIN_DY_PX, SPARSE_DX_PX, GraphOverlayItem
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
@@ -68,6 +69,11 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         # View → Size nodes by bytes saved: each marker's size factor, or None when off.
         self.size_by_saved = False
         self._scales: np.ndarray | None = None
+        # Markers smaller where the zoom brings a column's rows too close (_crowding.py):
+        # the least gap between two rows of one column, the tallest marker, the share.
+        self._pitch: float | None = None
+        self._tallest_px = 0.0
+        self._crowd = 1.0
         self._overlay = GraphOverlayItem()
         self._overlay.setZValue(-1)
         self._markers = MarkerItem(
@@ -239,9 +245,15 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         self._kinds = [n.kind for n in nodes]
         self.minimap.set_points(np.array([(n.x, n.y) for n in nodes], dtype=float))
         self._scales = saved_scales(run, self.graph, nodes) if self.size_by_saved and run else None
+        marked = [n for n in nodes if n.kind != MODULE]  # a card's marker is clear
+        self._pitch = column_pitch(
+            np.array([n.x for n in marked], dtype=float),
+            np.array([n.y for n in marked], dtype=float),
+        )
+        self._tallest_px = max((STYLES[n.kind].size for n in marked), default=0)
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
-            sizes = [look[2] for look in looks]
+            sizes = [look[2] * self._crowd for look in looks]
             if self._scales is not None:
                 sizes = (np.array(sizes, dtype=float) * self._scales).tolist()
             self._markers.setData(
@@ -294,23 +306,38 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
                 mark(step.lit, "failed" if step.kind == "error" else "lit")
         self._restyle(codes)
 
-    def _restyle(self, codes: np.ndarray) -> None:
+    def _range_changed(self, *args: object) -> None:
+        super()._range_changed(*args)
+        box = self.getViewBox()
+        _, (y0, y1) = box.viewRange()
+        if y1 <= y0 or not self._kinds:
+            return
+        crowd = crowd_share(self._pitch, box.height() / (y1 - y0), self._tallest_px)
+        if crowd != self._crowd:
+            self._crowd = crowd
+            self._restyle(self._states, every=True)
+
+    def _restyle(self, codes: np.ndarray, every: bool = False) -> None:
         """Give each marker the look of its state (an index into STATES), touching only
-        markers whose state changed (a playback step changes a handful of 10,000)."""
+        markers whose state changed (a playback step changes a handful of 10,000), or
+        `every` one (their share of their size changed with the zoom)."""
         previous = self._states
         self._states = codes
         data = self._markers.data
         kinds = self._kinds
-        if len(previous) == len(codes) == len(data):
+        if every:
+            changed = np.arange(len(data))
+        elif len(previous) == len(codes) == len(data):
             changed = np.flatnonzero(previous != codes)
             if not len(changed):
                 return
         else:
             changed = np.arange(len(codes))
         brushes, pens, sizes = data["brush"], data["pen"], data["size"]
-        scales = self._scales
+        scales, crowd = self._scales, self._crowd
         for i in changed.tolist():
             brushes[i], pens[i], sizes[i] = self._look(kinds[i], STATES[codes[i]])
+            sizes[i] *= crowd
             if scales is not None:
                 sizes[i] *= scales[i]
         data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
