@@ -4,8 +4,8 @@ checked against torch's own record of what it saved."""
 from __future__ import annotations
 
 import contextlib
-import weakref
 import io
+import weakref
 from collections import Counter
 from typing import Any
 
