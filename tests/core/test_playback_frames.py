@@ -284,3 +284,22 @@ def test_an_error_names_the_call_that_raised_and_lights_what_it_was_given() -> N
     assert step.lit == {"m:layer"}  # the layer's card, its weight and bias folded inside
     _, error, step = error_of(head + "out = X @ missing\n")
     assert "op" not in error and step.caption.startswith("line 4: NameError:")
+
+
+def test_the_bar_says_a_run_that_raised_stopped_and_where() -> None:
+    """Before the first step the bar described an errored run as any other ("The graph at
+    the end of the run"): now it says where it stopped and how to see what raised."""
+    import contextlib
+    import io
+
+    from autograd_viz.core.playback.bar_text import end_caption
+
+    code = "import torch\nw = torch.ones(3, requires_grad=True)\ny = w @ torch.ones(2)\n"
+    with contextlib.redirect_stderr(io.StringIO()):
+        trace = run_source(code)
+    assert trace.error["line"] == 3
+    said = end_caption(prepare_run(trace).player)
+    assert said.startswith("The run stopped on line 3 (RuntimeError)")
+    assert "End" in said
+    clean = end_caption(prepare_run(run_source("import torch\nx = torch.ones(2) * 2\n")).player)
+    assert clean.startswith("The graph at the end of the run")

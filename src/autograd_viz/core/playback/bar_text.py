@@ -10,6 +10,13 @@ from autograd_viz.core.playback.run_view import MODE_NAMES
 def end_caption(player: Player) -> str:
     """What the bar says before the learner first moves: the graph at the end of the run."""
     # Two lines of the bar: what matters first (its end was cut off: "a seco…").
+    error = player.trace.error
+    if error is not None:
+        at = f" on line {error['line']}" if error.get("line") else ""
+        return (
+            f"The run stopped{at} ({error['type']}): its graph up to there. "
+            "End (⏭) shows what raised; ▶ replays."
+        )
     lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
     if not lines:
         return "The graph at the end of the run. Press ▶ (Space) to replay it step by step."
