@@ -303,3 +303,16 @@ def test_the_bar_says_a_run_that_raised_stopped_and_where() -> None:
     assert "End" in said
     clean = end_caption(prepare_run(run_source("import torch\nx = torch.ones(2) * 2\n")).player)
     assert clean.startswith("The graph at the end of the run")
+
+
+def test_a_data_history_break_is_captioned_with_one_dot() -> None:
+    trace = run_source(
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\nd = w.data\n"
+    )
+    player = prepare_run(trace).player
+    player.set_mode(FORWARD)
+    captions = [s.caption for s in player.steps]
+    assert any(
+        c.startswith("line 3: w.data — the result has no autograd history") for c in captions
+    )
+    assert not any("..data" in c for c in captions)

@@ -18,3 +18,15 @@ def test_a_matrix_from_an_event_shows_its_range_like_an_end_of_run_value() -> No
 
 def test_a_value_without_numbers_shows_its_shape() -> None:
     assert format_value(TensorValue.from_event_dict({"shape": [4, 3], "data": None})) == "[4×3]"
+
+
+def test_a_rounded_number_never_gets_a_false_decimal() -> None:
+    """At three digits 102.4 read "102.0", 1234.5 read "1234.0": a ".0" that claimed the
+    rounding was exact. torch's own numbers, printed as Python prints them, are the oracle."""
+    import torch
+
+    e = torch.tensor([10.0, 2.4]).add_(100)
+    shown = [format_number(v, 3) for v in e.tolist()]
+    assert shown == ["110.0", "102.4"]
+    assert format_number(1234.5) == "1234.5" and format_number(99.96, 3) == "100.0"
+    assert format_number(3.0) == "3.0" and format_number(-7.0, 3) == "-7.0"

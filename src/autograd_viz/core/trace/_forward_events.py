@@ -280,8 +280,9 @@ class HistoryBreakEvent(TraceEvent):
     def caption(self, lookup: Lookup) -> str:
         """`line 4: y.item() = 6.0 — the result has no autograd history`."""
         result = f" = {format_number(self.value)}" if self.value is not None else ""
+        how = self.how if self.how.startswith(".") else f".{self.how}"  # ".data" has its dot
         return (
-            f"{self.where}{tensor_name(lookup, self.tensor)}.{self.how}{result} — "
+            f"{self.where}{tensor_name(lookup, self.tensor)}{how}{result} — "
             "the result has no autograd history"
         )
 

@@ -18,7 +18,9 @@ def format_number(x: object, digits: int = 4) -> str:
         return str(x)
     text = f"{x:.{digits}g}"
     if "." not in text and "e" not in text and "n" not in text:
-        text += ".0"
+        # No decimals left: a whole number keeps its ".0"; one the rounding cut (102.4
+        # at three digits) its first decimal, never a false ".0" ("102.0").
+        text = f"{x:.1f}"
     return text
 
 
