@@ -316,3 +316,21 @@ def test_a_data_history_break_is_captioned_with_one_dot() -> None:
         c.startswith("line 3: w.data — the result has no autograd history") for c in captions
     )
     assert not any("..data" in c for c in captions)
+
+
+def test_a_detached_tensor_shows_its_value_from_the_step_that_made_it() -> None:
+    """`d = w.detach()` read "…" until something wrote d, while the next step used it."""
+    code = (
+        "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+        "d = w.detach()\ny = d * w\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(FORWARD)
+    d = trace.tensor_named("d").id
+    player.seek(1)  # the detach() step
+    assert player.current.caption.startswith("line 3: w.detach()")
+    assert player.value_at(d).data == plain["d"].tolist()
+    assert player.frame().labels[d][0] == "[2.0, 3.0]"

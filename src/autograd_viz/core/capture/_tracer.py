@@ -391,8 +391,9 @@ class Tracer:
             if isinstance(result, torch.Tensor):
                 event["result"] = rec.tid(result)
                 event["result_requires_grad"] = bool(result.requires_grad)
+                event["result_value"] = made = rec.value(result)
                 if not result.requires_grad:  # drawn cut off, where it feeds the graph
-                    rec.registry.kept_constant(result, event["result"], rec.value(result))
+                    rec.registry.kept_constant(result, event["result"], made)
             elif isinstance(result, (int, float, bool, complex)):
                 event["value"] = json_number(result)
             rec.emit(event)

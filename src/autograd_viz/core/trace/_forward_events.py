@@ -224,7 +224,7 @@ class HistoryBreakEvent(TraceEvent):
 
     kind: ClassVar[str] = "history_break"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
-        "how", "tensor", "grad_fn", "result", "result_requires_grad", "value",
+        "how", "tensor", "grad_fn", "result", "result_requires_grad", "value", "result_value",
     }  # fmt: skip
 
     how: str  # item(), detach(), .data, …
@@ -233,10 +233,12 @@ class HistoryBreakEvent(TraceEvent):
     result: str | None = None  # a tensor result's id (absent for a Python number)
     result_requires_grad: bool | None = None
     value: Any = None  # a Python number result (absent for a tensor)
+    result_value: TensorValue | None = None  # a tensor result's value when it was made
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> HistoryBreakEvent:
         """From the JSON form."""
+        made = data.get("result_value")
         return cls(
             data.get("line"),
             data.get("how", ""),
@@ -245,6 +247,7 @@ class HistoryBreakEvent(TraceEvent):
             data.get("result"),
             data.get("result_requires_grad"),
             data.get("value"),
+            TensorValue.from_event_dict(made) if made is not None else None,
             source=data,
         )
 
@@ -263,7 +266,15 @@ class HistoryBreakEvent(TraceEvent):
             out["result_requires_grad"] = self.result_requires_grad
         if self.value is not None:
             out["value"] = self.value
+        if self.result_value is not None:
+            out["result_value"] = self.result_value.to_event_dict()
         return self._finish(out)
+
+    def changes(self) -> tuple[ValueChange, ...]:
+        """The tensor result's value from this step on (`d = w.detach()`: d is w's)."""
+        if self.result is None or self.result_value is None:
+            return ()
+        return (ValueChange(self.result, False, None, self.result_value),)
 
     def tensor_ids(self) -> tuple[str, ...]:
         """The tensor cut from its history and the tensor result, if any."""
