@@ -22,6 +22,16 @@ def _view(code: str) -> RunView:
     return view
 
 
+def _plain_and_forward(code: str):
+    """What plain torch left (the oracle), the trace, and its player in the Forward view."""
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(FORWARD)
+    return plain, trace, player
+
+
 def _line(code: str, text: str) -> int:
     """The 1-based line of the example's source that contains `text` (once)."""
     found = [n for n, line in enumerate(code.splitlines(), 1) if text in line]
@@ -231,11 +241,7 @@ def test_a_tensor_set_to_another_shows_its_new_value_from_that_step_on() -> None
         "loss = (w * z[:2]).sum()\n"
         "loss.backward()\n"
     )
-    plain: dict = {}
-    exec(code, plain)
-    trace = run_source(code)
-    player = prepare_run(trace).player
-    player.set_mode(FORWARD)
+    plain, trace, player = _plain_and_forward(code)
     x, w = trace.tensor_named("x").id, trace.tensor_named("w").id
     seen = {}
     while player.step_forward():
@@ -324,11 +330,7 @@ def test_a_detached_tensor_shows_its_value_from_the_step_that_made_it() -> None:
         "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
         "d = w.detach()\ny = d * w\n"
     )
-    plain: dict = {}
-    exec(code, plain)
-    trace = run_source(code)
-    player = prepare_run(trace).player
-    player.set_mode(FORWARD)
+    plain, trace, player = _plain_and_forward(code)
     d = trace.tensor_named("d").id
     player.seek(1)  # the detach() step
     assert player.current.caption.startswith("line 3: w.detach()")

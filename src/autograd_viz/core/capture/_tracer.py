@@ -4,7 +4,6 @@ history breaks, tied to the user's source lines."""
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import warnings
 import weakref
@@ -32,6 +31,7 @@ from autograd_viz.core.capture._naming import assigned_name, building_statement
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
+from autograd_viz.core.capture._tensor_set import TensorSetRecording
 from autograd_viz.core.trace import json_number
 
 DEFAULT_MAX_EVENTS = 50_000
@@ -54,28 +54,6 @@ _RECORD_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 # Ops whose result is memory torch allocated and did not write: its numbers are whatever
 # was there before, and showing them would teach nothing true.
 _UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
-
-
-# `Tensor.set_` swaps a tensor's memory for another's, and no TorchFunctionMode sees it
-# (torch leaves it out of __torch_function__): while the user's code runs, a wrapper
-# records it as any in-place op, or the replay kept showing the old value.
-_TENSOR_SET = torch.Tensor.set_
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-
-
-def _recorded_set(tracer: Tracer) -> Any:
-    recording = tracer.recording
-
-    def set_(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1).f_code.co_filename
-        if recording.quiet or recording.ended or caller.startswith(_TORCH_DIR):
-            return _TENSOR_SET(self, *args, **kwargs)  # torch's own (torch.load's rebuild)
-        with unseen():  # as inside __torch_function__: the recorder's reads unseen
-            return tracer.dispatch(_TENSOR_SET, (self, *args), kwargs)
-
-    set_.__name__ = "set_"
-    set_.__doc__ = _TENSOR_SET.__doc__
-    return set_
 
 
 class _Mode(TorchFunctionMode):
@@ -115,7 +93,7 @@ class Tracer:
         self.compiled = CompiledCalls(recording, self.context.module_stack)
         self._threads = ThreadRecording(self.mode, lambda: recording.ended)
         self._base_frame: FrameType | None = None  # see __enter__
-        self._set_before: Any = None  # torch.Tensor's own `set_` entry, if it had one
+        self._set = TensorSetRecording(recording, self.dispatch)  # `x.set_(y)` too
 
     @property
     def events_capped(self) -> bool:
@@ -132,16 +110,12 @@ class Tracer:
         self.context.install()
         self.mode.__enter__()
         self._threads.install()  # threads the script starts record too
-        self._set_before = torch.Tensor.__dict__.get("set_")
-        torch.Tensor.set_ = _recorded_set(self)
+        self._set.install()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            if self._set_before is None:
-                del torch.Tensor.set_
-            else:
-                torch.Tensor.set_ = self._set_before
+            self._set.remove()
             self._threads.remove()
             self.mode.__exit__(*exc)
             self.compiled.end()

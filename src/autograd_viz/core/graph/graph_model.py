@@ -15,6 +15,7 @@ from typing import Any
 import networkx as nx
 
 from autograd_viz.core.graph.edge_routes import route_edges
+from autograd_viz.core.graph.fit_room import nearest_fit, overflow
 from autograd_viz.core.graph.fold_layout import Placed
 from autograd_viz.core.graph.folding import READABLE_HEIGHT, READABLE_WIDTH, Folding, box_lines
 from autograd_viz.core.graph.layered_layout import layered_layout
@@ -324,11 +325,6 @@ def drawn_graph(
         return _drawn_graph(trace, folding.base.copy(), previous, folding)
 
 
-# When no level of folding fits the room: a level within this factor of the best any level
-# reaches, on each side, counts as fitting.
-NEAR_BEST = 1.15
-
-
 def _first_look(
     trace: Trace, folding: Folding, choices: Mapping[str, bool], room: tuple[float, float]
 ) -> DrawnGraph:
@@ -341,37 +337,20 @@ def _first_look(
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
-    open_fit = _overflow(layout[-1], room)
+    open_fit = overflow(layout[-1], room)
     if max(open_fit) > 1:
-        # The deepest level whose folding fits. When none does (a small window), the
-        # deepest that comes near the best any level reaches on each side: a column of
-        # ten weights is as tall folded or not, and folding everything for one row less
-        # hid the model; a fully open picture was worst of all (a 3-step CNN loop opened
-        # whole at 1000×650, because even its cards were a little too tall).
+        # The deepest level whose folding fits; when none does (a small window), the
+        # deepest near the best (fit_room.py). A fully open picture was worst of all: a
+        # 3-step CNN loop opened whole at 1000×650, its cards a little too tall.
         tried = [(layout, open_fit)]
         depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
         for depth in range(max(depths, default=0) - 1, -1, -1):
             narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
-            tried.append((narrower, _overflow(narrower[-1], room)))
+            tried.append((narrower, overflow(narrower[-1], room)))
             if max(tried[-1][1]) <= 1:
                 break
-        near = [max(1.0, NEAR_BEST * min(fit[side] for _, fit in tried)) for side in (0, 1)]
-        layout = next(
-            (placed for placed, fit in tried if fit[0] <= near[0] and fit[1] <= near[1]),
-            min(tried, key=lambda pair: max(pair[1]))[0],
-        )
+        layout = nearest_fit(tried)
     return _finished(trace, folding, *layout)
-
-
-def _overflow(placed: Placed, room: tuple[float, float]) -> tuple[float, float]:
-    """How many times as wide and as tall as `room` (layers, rows) a placed picture is,
-    its frames and boxes included: both at most 1 when it fits."""
-    rects = (*placed.frames.values(), *placed.boxes.values())
-    xs = [x for x, _ in placed.positions.values()] + [x for r in rects for x in r[::2]]
-    ys = [y for _, y in placed.positions.values()] + [y for r in rects for y in r[1::2]]
-    if not xs:
-        return 0.0, 0.0
-    return (max(xs) - min(xs)) / room[0], (max(ys) - min(ys)) / room[1]
 
 
 def _folded_graph(trace: Trace, folding: Folding, collapsed: set[str]) -> DrawnGraph:
