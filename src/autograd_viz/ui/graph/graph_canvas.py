@@ -270,6 +270,7 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         self._selection_changed(self.view.selection)
         self._show_note(" ".join(run.trace.notes) if run else "")
         self.fit()
+        self._fit_crowd()  # a new picture whose fitted view equals the last one's too
         self.graph_drawn.emit(len(nodes))
 
     def _look(self, kind: str, state: str) -> tuple[QBrush, QPen, int]:
@@ -308,6 +309,10 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
 
     def _range_changed(self, *args: object) -> None:
         super()._range_changed(*args)
+        self._fit_crowd()
+
+    def _fit_crowd(self) -> None:
+        """Draw the markers at the share of their size this zoom leaves room for."""
         box = self.getViewBox()
         _, (y0, y1) = box.viewRange()
         if y1 <= y0 or not self._kinds:
