@@ -134,6 +134,7 @@ class _Reference(TorchFunctionMode):
         self.ops: list[tuple[str, list[torch.Tensor]]] = []
         self.quiet = 0
         self._hooked: dict[int, Any] = {}  # nodes hooked by the backward calls running now
+        self._accumulated: dict[int, tuple[Any, torch.Tensor]] = {}  # see _seeing_accumulated
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -148,6 +149,8 @@ class _Reference(TorchFunctionMode):
         ):
             self.resets.append(args[0].grad.detach().clone())
         name = getattr(func, "__name__", "")
+        if name == "register_post_accumulate_grad_hook" and len(args) == 2:
+            return func(args[0], self._seeing_accumulated(args[1]))
         if name in ("zero_", "_foreach_zero_") and args:
             targets = list(args[0]) if name == "_foreach_zero_" else [args[0]]
             grads = [leaf.grad for ref in self._leaves if (leaf := ref()) is not None]
@@ -178,6 +181,26 @@ class _Reference(TorchFunctionMode):
             for n in fresh:
                 del self._hooked[id(n)]
 
+    def _seeing_accumulated(self, hook: Any) -> Any:
+        """The user's post-accumulate-grad hook, first cloning the .grad AccumulateGrad
+        wrote: what it held when the node finished, before the hook (an optimizer fused
+        into backward) steps and clears it. The engine runs it with every mode off; the
+        reference sees its ops, as the tracer does."""
+
+        def run(t: torch.Tensor) -> Any:
+            if id(t) not in self._accumulated:
+                with torch._C.DisableTorchFunction():
+                    self._accumulated[id(t)] = (_clone(t.grad), t)
+            if torch._C._len_torch_function_stack():
+                return hook(t)
+            torch.overrides._push_mode(self)
+            try:
+                return hook(t)
+            finally:
+                torch.overrides._pop_mode()
+
+        return run
+
     def _record_op(self, func: Any, name: str, args: tuple, kwargs: dict, result: Any) -> None:
         if isinstance(result, torch.Tensor):
             outputs = [result]
@@ -206,9 +229,14 @@ class _Reference(TorchFunctionMode):
         leaf = getattr(node, "variable", None)
         before: list[Any] = []
 
+        arriving: list[list[Any]] = []  # a leaf's incoming gradient, cloned as it arrives
+
         def pre(grad_outputs: tuple) -> None:
             with torch._C.DisableTorchFunction():
                 before.append(_clone(leaf.grad))
+                # AccumulateGrad may keep the very tensor as .grad, which a post-accumulate
+                # hook then edits in place (`p.grad.mul_(0.5)`) before the post hook runs.
+                arriving.append([_clone(g) for g in grad_outputs])
 
         def post(grad_inputs: tuple, grad_outputs: tuple) -> None:
             with torch._C.DisableTorchFunction():
@@ -218,12 +246,14 @@ class _Reference(TorchFunctionMode):
             self.nodes.append(
                 (
                     type(node).__name__,
-                    [_clone(g) for g in grad_outputs],
+                    arriving.pop() if arriving else [_clone(g) for g in grad_outputs],
                     [_clone(g) for g in grad_inputs],
                 )
             )
             if leaf is not None:
-                self.accumulates.append((before.pop() if before else None, _clone(leaf.grad)))
+                written = self._accumulated.pop(id(leaf), None)
+                after = written[0] if written is not None else _clone(leaf.grad)
+                self.accumulates.append((before.pop() if before else None, after))
 
         handles = [node.register_hook(post)]
         if isinstance(node, torch.autograd.function.BackwardCFunction):

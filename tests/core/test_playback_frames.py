@@ -336,3 +336,86 @@ def test_a_detached_tensor_shows_its_value_from_the_step_that_made_it() -> None:
     assert player.current.caption.startswith("line 3: w.detach()")
     assert player.value_at(d).data == plain["d"].tolist()
     assert player.frame().labels[d][0] == "[2.0, 3.0]"
+
+
+@pytest.mark.parametrize(
+    "alias",
+    ["w.detach()", "w.data", "torch.from_numpy(w.detach().numpy())", "w.detach().t()"],
+)
+def test_a_write_through_an_alias_shows_on_the_tensor_that_shares_its_memory(alias) -> None:
+    """`d = w.detach(); d.mul_(10)` changes w in torch: its storage is w's. The replay
+    kept w's old numbers to the end, since only views (`_base`) were followed."""
+    code = (
+        "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+        f"d = {alias}\nd.mul_(10)\nwith torch.no_grad():\n    w.add_(1)\ny = w * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w, d = trace.tensor_named("w").id, trace.tensor_named("d").id
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+        if player.current.caption.startswith("line 4:"):
+            assert player.value_at(w).data == [20.0, 30.0]  # what torch's w held then
+            assert "also changes " in player.current.caption
+            assert player.current.caption.endswith(" w (same memory)")
+        if player.current.caption.startswith("line 6:"):
+            assert player.value_at(d).data == plain["d"].tolist() == [21.0, 31.0]
+    assert any(c.startswith("line 4:") for c in captions)
+    assert any(c.startswith("line 6:") for c in captions)
+    assert player.value_at(w).data == plain["w"].tolist()
+
+
+def test_a_state_dict_entry_written_in_place_shows_on_the_models_parameter() -> None:
+    code = (
+        "import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\n"
+        "sd = model.state_dict()\nsd['weight'].fill_(0.5)\ny = model(torch.ones(1, 2))\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    weight = trace.tensor_named("model.weight").id
+    while player.step_forward():
+        if player.current.caption.startswith("line 5:"):
+            break
+    assert player.value_at(weight).data == plain["model"].weight.tolist() == [[0.5, 0.5]]
+
+
+def test_an_augmented_assignment_to_grad_or_data_is_one_step_with_its_true_before() -> None:
+    """`w.grad += 1` is an in-place add, then `w.grad = <the same tensor>`; the second
+    part changes nothing, yet it was a step reading ".grad [5.0, 7.0] → [5.0, 7.0]"."""
+    code = (
+        "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+        "(w * w).sum().backward()\nw.grad += 1\nw.data -= 0.1 * w.grad\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w = trace.tensor_named("w").id
+    steps = {}
+    while player.step_forward():
+        line = player.current.caption.split(":")[0]
+        steps.setdefault(line, []).append(player.current.caption)
+    assert len(steps["line 4"]) == 1 and steps["line 4"][0].endswith("w.grad = [5.0, 7.0]")
+    assert steps["line 5"][-1].startswith("line 5: sub(w.data")
+    assert player.value_at(w).data == plain["w"].tolist()
+
+
+def test_what_a_post_accumulate_grad_hook_does_is_replayed_after_its_accumulate() -> None:
+    """An optimizer fused into backward (`w.register_post_accumulate_grad_hook(step)`):
+    torch runs the hook with every mode off, so its update went unrecorded and the replay
+    kept the old weight to the end."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "def step(p):\n    with torch.no_grad():\n        p.sub_(0.25 * p.grad)\n"
+        "    p.grad = None\n"
+        "w.register_post_accumulate_grad_hook(step)\n(w ** 2).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w = trace.tensor_named("w").id
+    player.set_mode(EVERYTHING)
+    seen = []
+    while player.step_forward():
+        grad = player.grad_at(w)
+        seen.append((player.current.caption, player.value_at(w).data, grad and grad.data))
+    accumulate = next(i for i, (c, _, _) in enumerate(seen) if "(AccumulateGrad adds)" in c)
+    assert seen[accumulate][1:] == ([1.0, 2.0], [2.0, 4.0])  # written, the hook not begun
+    update = next(i for i, (c, _, _) in enumerate(seen) if c.startswith("line 5: sub(w"))
+    assert update > accumulate and seen[update][1] == [0.5, 1.0]
+    assert seen[-1][0].startswith("line 6: w.grad = None")
+    assert seen[-1][1:] == (plain["w"].tolist(), None) and plain["w"].grad is None

@@ -46,6 +46,10 @@ class BackwardRecorder:
         self.args, self.kwargs = args, kwargs
         self.line = recording.user_line()
         self._before: dict[str, Any] = {}
+        # AccumulateGrad nodes about to run: their leaf and what arrives (`accumulated`),
+        # and those already recorded early, whose own post hook must not record again.
+        self._arriving: dict[str, tuple[torch.Tensor, list[Any]]] = {}
+        self._early: set[str] = set()
 
     def _options(self) -> tuple[list[torch.Tensor], bool, bool]:
         """The roots and the retain_graph / create_graph flags, as torch will read them."""
@@ -146,10 +150,29 @@ class BackwardRecorder:
                         }
                     )
 
-    def leaf_before(self, nid: str, leaf: torch.Tensor | None) -> None:
-        """AccumulateGrad is about to run: remember the leaf's .grad as it is now."""
+    def leaf_before(self, nid: str, leaf: torch.Tensor | None, grad_outputs: tuple = ()) -> None:
+        """AccumulateGrad is about to run: remember the leaf's .grad as it is now, and
+        what arrives (for `accumulated`)."""
         if leaf is not None:
             self._before[nid] = self.recording.recall(leaf.grad)
+            hooked = self.recording.post_accumulate.get(id(leaf))
+            if hooked is not None and hooked() is leaf:
+                # Copied now, not held: AccumulateGrad keeps the incoming tensor itself as
+                # .grad only while nothing else holds it (else it copies), and the hook may
+                # then edit it in place.
+                take = self.recording.snapshots.take
+                self._arriving[nid] = (leaf, [take(g) for g in grad_outputs])
+
+    def accumulated(self, leaf: torch.Tensor) -> None:
+        """The leaf's .grad is written and its post-accumulate-grad hooks start: record
+        its AccumulateGrad now, before what the hooks do (`p.sub_(lr * p.grad)`, `p.grad
+        = None`), not after them, when the node's own post hook runs."""
+        for nid, (arrived_at, arrived) in list(self._arriving.items()):
+            if arrived_at is leaf:
+                del self._arriving[nid]
+                self.node_ran(nid, "AccumulateGrad", leaf, (), (), arrived)
+                self._early.add(nid)
+                return
 
     def node_ran(
         self,
@@ -158,8 +181,14 @@ class BackwardRecorder:
         leaf: torch.Tensor | None,
         grad_inputs: tuple,
         grad_outputs: tuple,
+        arrived: list[Any] | None = None,
     ) -> None:
-        """The engine ran a node: its gradients in and out (and, for a leaf, the .grad)."""
+        """The engine ran a node: its gradients in and out (and, for a leaf, the .grad).
+        `arrived`: the snapshots of what came in, when taken earlier (`accumulated`)."""
+        if nid in self._early:  # recorded when the leaf's hooks began (`accumulated`)
+            self._early.discard(nid)
+            return
+        self._arriving.pop(nid, None)
         recording = self.recording
         # grad_outputs arrive at the node (w.r.t. its outputs); grad_inputs leave it, one
         # per next_functions entry. A gradient leaving one node usually enters the next
@@ -171,7 +200,7 @@ class BackwardRecorder:
                 "line": self.line,
                 "node": nid,
                 "name": name,
-                "grads_in": [recall(g) for g in grad_outputs],
+                "grads_in": arrived if arrived is not None else [recall(g) for g in grad_outputs],
                 "grads_out": [recall(g) for g in grad_inputs],
             }
         )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -35,6 +37,7 @@ class NodeHooks:
         self.mode = mode  # the tracer's: a custom Function's backward runs with it on
         self._handles: list[Any] = []
         self._post: list[Any] = []  # our Node post hooks, kept last in line
+        self._user_cells: list[list[Any]] = []  # see `with_mode`
 
     def hook(self, node: Any, nid: str) -> None:
         """Hook `node`, whose id is `nid`."""
@@ -59,11 +62,43 @@ class NodeHooks:
             pass
 
     def remove(self) -> None:
-        """Take every hook off."""
+        """Take every hook off; the user's post-accumulate hooks run bare from now on."""
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
         self._post.clear()
+        for cell in self._user_cells:
+            cell.clear()  # their wrappers outlive the run: they must not keep it alive
+        self._user_cells.clear()
+
+    def with_mode(self, hook: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """`hook`, run with the tracer's mode on while a backward of this run calls it.
+
+        The engine runs a tensor's post-accumulate-grad hook (`w.register_post_accumulate_
+        grad_hook(step)`, an optimizer fused into backward) with every mode off: what it
+        does to the weight (`p.sub_(lr * p.grad)`, `p.grad = None`) went unrecorded, and
+        the replay kept the old weight to the end."""
+        cell: list[Any] = [self.recording, self.mode]
+        self._user_cells.append(cell)
+
+        @functools.wraps(hook)
+        def run(t: Any) -> Any:
+            if not cell:
+                return hook(t)
+            recording, mode = cell
+            backward = None if recording.ended else recording.passes.current()
+            if backward is None:
+                return hook(t)
+            with unseen():
+                backward.accumulated(t)
+            _push_mode(mode)
+            try:
+                return hook(t)
+            finally:
+                with contextlib.suppress(RuntimeError):
+                    _pop_mode()
+
+        return run
 
     def _leaf_prehook(self, nid: str, leaf: Any):
         passes = self.recording.passes
@@ -72,7 +107,7 @@ class NodeHooks:
             backward = passes.current()
             if backward is not None:
                 with unseen():
-                    backward.leaf_before(nid, leaf())
+                    backward.leaf_before(nid, leaf(), grad_outputs)
 
         return pre
 

@@ -11,7 +11,9 @@ from typing import Any, Protocol
 class BackwardPass(Protocol):
     """What the node hooks tell a running backward call (a `_backward.BackwardRecorder`)."""
 
-    def leaf_before(self, nid: str, leaf: Any) -> None: ...
+    def leaf_before(self, nid: str, leaf: Any, grad_outputs: tuple = ()) -> None: ...
+
+    def accumulated(self, leaf: Any) -> None: ...
 
     def node_ran(
         self, nid: str, name: str, leaf: Any, grad_inputs: tuple, grad_outputs: tuple

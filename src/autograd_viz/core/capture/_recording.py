@@ -50,6 +50,10 @@ class Recording:
         # If that exception ends the script, its error event names the op and its inputs.
         self.failed: tuple[BaseException, str, list[str]] | None = None
         self.retained: dict[str, Any] = {}  # tensors that asked for retain_grad(), weakly
+        # Leaves with a post-accumulate-grad hook (their AccumulateGrad is recorded when
+        # the hooks begin: `_backward.BackwardRecorder.accumulated`), weakly.
+        # (By id, each with a weak reference: a WeakSet compares tensors with `==`.)
+        self.post_accumulate: dict[int, Any] = {}
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
 
     # ---- what is recorded -------------------------------------------------------------

@@ -14,6 +14,7 @@ from autograd_viz.core.capture._saved import saved_tensors
 from autograd_viz.core.trace import NodeInfo
 
 _runs = itertools.count()
+_COMPACT_AT = 4096  # unindexed ids kept before the dead among them are dropped
 _DTYPE_NAMES: dict[Any, str] = {}  # torch.float32 -> "float32", filled as met
 
 
@@ -58,6 +59,12 @@ class Registry:
         self._key = f"autograd_viz.node.{next(_runs)}"
         self._tensor_ids: dict[int, tuple[Any, str]] = {}
         self._views: dict[int, list[tuple[Any, str]]] = {}  # id(base) -> its views with ids
+        # Tensors on one memory without being views of each other (`w.detach()`, `w.data`,
+        # `torch.from_numpy(a.numpy())`, a state_dict's entries): indexed by where their
+        # storage begins, lazily, at the first in-place write (see `sharing_memory`).
+        self._by_storage: dict[int, list[tuple[Any, str]]] = {}
+        self._unindexed: list[tuple[Any, str]] = []
+        self._compact_at = self._sweep_at = _COMPACT_AT
         self.tensor_count = 0  # how many tensors have been given an id so far
         self.nodes: dict[str, NodeInfo] = {}
         self.nodes_capped = False
@@ -109,6 +116,13 @@ class Registry:
         except TypeError:  # a tensor-like without weakref support: keep it alive instead
             ref = _Strong(t)
         self._tensor_ids[key] = (ref, tid)
+        unindexed = self._unindexed
+        unindexed.append((ref, tid))
+        if len(unindexed) > self._compact_at:
+            # Keep only the living (a loop makes and drops many), and wait twice as long
+            # for the next sweep when most live on (the RNN keeps every step's `h`).
+            unindexed[:] = [(r, i) for r, i in unindexed if r() is not None]
+            self._compact_at = max(_COMPACT_AT, 2 * len(unindexed))
         base = t._base
         if base is not None:  # a view: an in-place write to it, or to its base, is theirs too
             self._views.setdefault(id(base), []).append((ref, tid))
@@ -120,8 +134,11 @@ class Registry:
         return entry[1] if entry is not None and entry[0]() is t else None
 
     def sharing_memory(self, t: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
-        """The tensors with ids that an in-place write to `t` writes too: its base and the
-        base's other views (`r = q.t(); r[0].add_(1)` writes q and r), alive, `t` left out."""
+        """The tensors with ids that an in-place write to `t` writes too, alive, `t` left
+        out: its base and the base's other views (`r = q.t(); r[0].add_(1)` writes q and
+        r), and every tensor on the same memory without being a view of it (`d =
+        w.detach(); d[0] = 10` writes w; so do `w.data`, NumPy's `from_numpy` and a
+        state_dict's entries)."""
         base = t._base if t._base is not None else t
         found = []
         if base is not t and (bid := self.known_id(base)) is not None:
@@ -136,7 +153,37 @@ class Registry:
                 view = ref()
                 if view is not None and view is not t and view._base is base:
                     found.append((vid, view))
+        address = _address(t)
+        if address:
+            self._index()
+            sharers = self._by_storage.get(address)
+            if sharers:
+                alive = [(ref, sid) for ref, sid in sharers if ref() is not None]
+                sharers[:] = alive
+                seen = {wid for wid, _ in found}
+                for ref, sid in alive:
+                    other = ref()
+                    # Checked again: `set_` or `resize_` may have moved it since.
+                    fresh = other is not None and other is not t and sid not in seen
+                    if fresh and _address(other) == address:
+                        found.append((sid, other))
+                        seen.add(sid)
         return found
+
+    def _index(self) -> None:
+        """File the tensors given ids since the last write under their storage's address."""
+        pending, self._unindexed = self._unindexed, []
+        by_storage = self._by_storage
+        for ref, tid in pending:
+            t = ref()
+            if t is not None and (address := _address(t)):
+                by_storage.setdefault(address, []).append((ref, tid))
+        if len(by_storage) > self._sweep_at:  # the dead of a long loop's writes
+            for address, sharers in list(by_storage.items()):
+                sharers[:] = [(r, i) for r, i in sharers if r() is not None]
+                if not sharers:
+                    del by_storage[address]
+            self._sweep_at = max(_COMPACT_AT, 2 * len(by_storage))
 
     def kept_constant(self, t: torch.Tensor, tid: str, value: dict[str, Any] | None) -> None:
         """`t` (id `tid`, no grad) was bound to a name or cut from a graph: what the end of

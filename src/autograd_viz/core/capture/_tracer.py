@@ -3,6 +3,7 @@ history breaks, tied to the user's source lines."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import warnings
@@ -168,6 +169,10 @@ class Tracer:
             rec.retained[rec.tid(args[0])] = weakref.ref(args[0])
         if name in SKIP:
             return func(*args, **kwargs)
+        if name == "register_post_accumulate_grad_hook" and len(args) == 2 and callable(args[1]):
+            with contextlib.suppress(TypeError):  # a tensor-like without weakref support
+                rec.post_accumulate[id(args[0])] = weakref.ref(args[0])
+            return func(args[0], self.hooks.with_mode(args[1]), **kwargs)
         if name == "register_hook" and args and isinstance(args[0], torch.Tensor):
             result = func(*args, **kwargs)
             record_user_hook(rec, args[0])
@@ -419,6 +424,10 @@ class Tracer:
             return result
         if name == "__set__" and len(args) >= 2:
             with rec.own_reads():
+                if _sets_itself(attr, owner, args[1]):
+                    # `w.grad += 1`, `w.data -= lr * g`: the in-place op before it wrote
+                    # the memory (its step shows that); setting it back changes nothing.
+                    return func(*args, **kwargs)
                 before = rec.recall(owner.grad if attr == "grad" else owner)
             result = func(*args, **kwargs)
             if attr == "data":  # the tensor now shows other memory, same version counter
@@ -465,3 +474,22 @@ class Tracer:
                     "after": rec.recall(owner),
                 }
             )
+
+
+def _sets_itself(attr: str, owner: torch.Tensor, value: Any) -> bool:
+    """Whether `owner.<attr> = value` leaves everything as it was: `.grad` set to the very
+    tensor it holds, or `.data` to a tensor on the same memory, seen the same way."""
+    if attr == "grad":
+        return value is not None and value is owner.grad
+    if not isinstance(value, torch.Tensor):
+        return False
+    try:
+        return (
+            value.untyped_storage().data_ptr() == owner.untyped_storage().data_ptr()
+            and value.storage_offset() == owner.storage_offset()
+            and value.shape == owner.shape
+            and value.stride() == owner.stride()
+            and value.dtype == owner.dtype
+        )
+    except Exception:  # no storage of its own (a wrapper subclass, meta): say it changed
+        return False

@@ -189,7 +189,16 @@ class OpEvent(TraceEvent):
         )
         args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
         untracked = "" if self.grad_enabled else "  (no_grad: not tracked)"
-        return f"{self.where}{self.op}({args}) → {outs}{untracked}"
+        return f"{self.where}{self.op}({args}) → {outs}{untracked}{self._also(lookup)}"
+
+    def _also(self, lookup: Lookup) -> str:
+        """`  · also changes w (same memory)`: what an in-place write wrote besides its
+        output (a view's base, `w` under `w.detach()` or `w.data`)."""
+        if not self.written:
+            return ""
+        names = [tensor_name(lookup, t) for t in self.written]
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        return f"  · also changes {shown} (same memory)"
 
     def changes(self) -> tuple[ValueChange, ...]:
         """Each output's value, computed now; an in-place op on a leaf's `.grad`

@@ -13,6 +13,7 @@ from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.graph.node_look import LOOP_COLOUR
 from autograd_viz.core.playback.player import Frame
+from autograd_viz.ui.graph._card_text import card_rows
 from autograd_viz.ui.graph._graph_style import CanvasColours
 
 _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one thing
@@ -204,11 +205,9 @@ def paint_boxes(
         lines = graph.box_text.get(box_key) or [graph.nodes[box_key].title]
         inner = box.adjusted(6, 3, -6, -3)
         y = inner.y()
-        for i, line in enumerate(lines):
+        both = (title_metrics, detail_metrics)
+        for i, text in card_rows(lines, both, inner.width(), inner.height()):
             metrics, font = (title_metrics, title_font) if i == 0 else (detail_metrics, detail_font)
-            if i > 0 and y + metrics.height() > inner.bottom() + 1:
-                break  # no room for more: the title is always drawn
-            text = metrics.elidedText(line, Qt.TextElideMode.ElideRight, max(inner.width(), 8))
             painter.setFont(font)
             painter.setPen(QColor(colours.title if i == 0 else colours.detail))
             if faded:

@@ -1,0 +1,109 @@
+"""The text a folded box's card shows, fitted to its size on screen.
+
+A card is a column of lines: its title, then what it is, its shapes, its parameters. Each
+line is first given one row, cut with "…" where it is wider than the card. Rows the card
+has left over then go to the cut lines, in order: such a line is wrapped over as many rows
+as it needs (at spaces, or inside a word too long for a row), when they are there. A tall
+narrow card (a decoder layer's sublayers, side by side in a wide window) read "Multihea…",
+"[2, 5, 32]…" over two-thirds of empty card; it now reads every line whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetricsF
+
+
+def card_rows(
+    lines: Sequence[str],
+    metrics: tuple[QFontMetricsF, QFontMetricsF],
+    width: float,
+    height: float,
+) -> list[tuple[int, str]]:
+    """The rows to draw, each as (index of the line it comes from, text): the title's
+    first row always, then as many as `height` holds, each no wider than `width`."""
+    title_metrics, detail_metrics = metrics
+    heights = [(title_metrics if i == 0 else detail_metrics).height() for i in range(len(lines))]
+    shown = 0  # how many lines get a row at all
+    used = 0.0
+    for i, row_height in enumerate(heights):
+        if i > 0 and used + row_height > height + 1:
+            break
+        used += row_height
+        shown += 1
+    rows: list[list[str]] = []
+    for i in range(shown):
+        line_metrics = title_metrics if i == 0 else detail_metrics
+        pieces = list(_wrapped(line_metrics, lines[i], round(width)))
+        extra = (len(pieces) - 1) * heights[i]
+        if len(pieces) > 1 and used + extra <= height + 1:
+            rows.append(pieces)
+            used += extra
+        else:
+            rows.append([_elided(line_metrics, lines[i], width)])
+    return [(i, piece) for i, pieces in enumerate(rows) for piece in pieces]
+
+
+def _elided(metrics: QFontMetricsF, text: str, width: float) -> str:
+    return metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(width, 8.0))
+
+
+_CACHE: dict[tuple[str, int, str], tuple[str, ...]] = {}
+_CACHE_SIZE = 4096
+
+
+def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
+    """`text` in rows no wider than `width` pixels: broken at spaces, and a word too long
+    for a row broken inside it (a module's name, `multihead_attn`). Painted every frame,
+    so kept by font, width and text."""
+    key = (_font_key(metrics), width, text)
+    found = _CACHE.get(key)
+    if found is not None:
+        return found
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    advance = metrics.horizontalAdvance
+    rows: list[str] = []
+    current = ""
+    for word in text.split(" "):
+        joined = f"{current} {word}" if current else word
+        if advance(joined) <= width:
+            current = joined
+            continue
+        if current:
+            rows.append(current)
+        while len(word) > 1 and advance(word) > width:
+            cut = _longest_fitting(advance, word, width)
+            rows.append(word[:cut])
+            word = word[cut:]
+        current = word
+    if current:
+        rows.append(current)
+    result = _CACHE[key] = tuple(rows)
+    return result
+
+
+def _longest_fitting(advance: Callable[[str], float], word: str, width: int) -> int:
+    """How many of `word`'s first characters go on a row of `width` (at least one): up to
+    the last place it reads as two words (`Transformer|EncoderLayer`, `multihead_|attn`,
+    `layers.|0`) when that keeps over half the row, else as many as fit."""
+    low, high = 1, len(word)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if advance(word[:middle]) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    for cut in range(low, max(1, low // 2), -1):
+        before, after = word[cut - 1], word[cut]
+        if before in "_.-/" or (before.islower() and after.isupper()):
+            return cut
+    return low
+
+
+def _font_key(metrics: QFontMetricsF) -> str:
+    """Tells the card's two fonts apart: their line height or their letters' widths."""
+    sample = metrics.horizontalAdvance("Mw_0")
+    return f"{metrics.height():.2f}/{metrics.averageCharWidth():.3f}/{sample:.2f}"

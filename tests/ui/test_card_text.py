@@ -1,0 +1,71 @@
+"""A folded box's card shows its lines whole where it has the rows for them, wrapped to its
+width, and cut with "…" only where it has not."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from autograd_viz.ui.graph._card_text import card_rows
+
+LINES = ["multihead_attn", "MultiheadAttention", "[2, 5, 32] → [2, 5, 32]", "4.2k params"]
+
+
+@pytest.fixture
+def metrics(qapp) -> tuple[QFontMetricsF, QFontMetricsF]:
+    title = QFont()
+    title.setBold(True)
+    return QFontMetricsF(title), QFontMetricsF(QFont())
+
+
+def _rows_fit(rows, metrics, width: float) -> None:
+    for i, text in rows:
+        assert metrics[0 if i == 0 else 1].horizontalAdvance(text) <= width + 0.5, text
+
+
+def test_a_tall_narrow_card_wraps_every_line_and_cuts_none(metrics) -> None:
+    width = metrics[1].horizontalAdvance("Multihea") + 1  # "Multihea…" before
+    rows = card_rows(LINES, metrics, width, 40 * metrics[1].height())
+    _rows_fit(rows, metrics, width)
+    assert not any(text.endswith("…") for _, text in rows)
+    for i, line in enumerate(LINES):  # each line, whole, in order, over its rows
+        pieces = [text for j, text in rows if j == i]
+        assert len(pieces) >= 2
+        assert "".join(pieces).replace(" ", "") == line.replace(" ", "")
+    assert [i for i, _ in rows] == sorted(i for i, _ in rows)
+
+
+def test_a_card_with_a_row_a_line_cuts_each_line_and_wraps_none(metrics) -> None:
+    width = metrics[1].horizontalAdvance("Multihea") + 1
+    height = metrics[0].height() + 3 * metrics[1].height()
+    rows = card_rows(LINES, metrics, width, height)
+    assert [i for i, _ in rows] == [0, 1, 2, 3]
+    assert all(text.endswith("…") for _, text in rows[:3])
+    _rows_fit(rows, metrics, width)
+
+
+def test_spare_rows_go_to_cut_lines_within_the_cards_height(metrics) -> None:
+    """Two rows to spare: some lines wrap whole, the rest stay cut, every line keeps a row
+    and all of them fit the card."""
+    width = metrics[1].horizontalAdvance("MultiheadA") + 1
+    height = metrics[0].height() + 5 * metrics[1].height()
+    rows = card_rows(LINES, metrics, width, height)
+    _rows_fit(rows, metrics, width)
+    used = sum(metrics[0 if i == 0 else 1].height() for i, _ in rows)
+    assert used <= height + 1
+    assert sorted({i for i, _ in rows}) == [0, 1, 2, 3]
+    assert len(rows) > len(LINES)  # the spare rows were used
+    assert any(text.endswith("…") for _, text in rows)  # not enough for every line
+
+
+def test_the_title_is_drawn_in_a_card_too_small_for_anything(metrics) -> None:
+    rows = card_rows(LINES, metrics, 30.0, 2.0)
+    assert [i for i, _ in rows] == [0] and rows[0][1].endswith("…")
+
+
+def test_a_long_name_breaks_where_it_reads_as_two_words(metrics) -> None:
+    title = "TransformerEncoderLayer ×4"
+    width = metrics[0].horizontalAdvance("TransformerEnco") + 1  # more than "Transformer"
+    rows = card_rows([title, "layers.0 … layers.3"], metrics, width, 20 * metrics[1].height())
+    pieces = [text for i, text in rows if i == 0]
+    assert pieces[0] == "Transformer" and pieces[1].startswith("EncoderLayer")
