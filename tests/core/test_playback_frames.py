@@ -419,3 +419,105 @@ def test_what_a_post_accumulate_grad_hook_does_is_replayed_after_its_accumulate(
     assert update > accumulate and seen[update][1] == [0.5, 1.0]
     assert seen[-1][0].startswith("line 6: w.grad = None")
     assert seen[-1][1:] == (plain["w"].tolist(), None) and plain["w"].grad is None
+
+
+def _steps(player) -> list:
+    """(caption, player) after each step of the view, the player left at the end."""
+    seen = []
+    while player.step_forward():
+        seen.append(player.current.caption)
+    return seen
+
+
+def test_a_training_batch_norm_updates_its_running_statistics() -> None:
+    """Torch writes a training batch norm's running mean and variance in place, without a
+    version bump or an in-place name: the replay kept them at zeros and ones."""
+    code = (
+        "import torch\nimport torch.nn.functional as F\nrm = torch.zeros(1)\nrv = torch.ones(1)\n"
+        "y = F.batch_norm(torch.tensor([[1.0], [3.0]]), rm, rv, training=True)\nz = rm * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    mean, var = trace.tensor_named("rm").id, trace.tensor_named("rv").id
+    while player.step_forward():
+        if "batch_norm(" in player.current.caption:
+            break
+    assert player.current.caption.endswith(
+        "· updates rm, rv  · nothing drawn: it ran on "
+        "tensors that need no grad, so it is not part of the graph"
+    )
+    assert player.value_at(mean).data == pytest.approx(plain["rm"].tolist())
+    assert player.value_at(var).data == pytest.approx(plain["rv"].tolist())
+    assert plain["rm"].tolist() != [0.0]
+
+
+def test_a_parameter_made_from_a_tensor_has_its_value_from_its_first_use() -> None:
+    """`nn.Parameter(t)` is made where no mode sees: its numbers were known at the end of
+    the run only, never at a step."""
+    code = "import torch\np = torch.nn.Parameter(torch.ones(2) * 3)\nq = p * 2\n"
+    plain, trace, player = _plain_and_forward(code)
+    p = trace.tensor_named("p").id
+    captions = _steps(player)
+    assert captions[-1].startswith("line 3: mul(p) → q")
+    assert player.value_at(p).data == plain["p"].tolist() == [3.0, 3.0]
+
+
+def test_a_backward_that_raises_keeps_what_it_added_to_a_retained_grad() -> None:
+    code = (
+        "import torch\na = torch.tensor([1.0, 2.0], requires_grad=True)\nb = a * a\n"
+        "b.retain_grad()\nb.sum().backward()\nb.sum().backward()\n"
+    )
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    b = trace.tensor_named("b").id
+    captions = _steps(player)
+    assert "RuntimeError" in captions[-1]
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b_torch = a * a
+    b_torch.retain_grad()
+    b_torch.sum().backward()
+    with pytest.raises(RuntimeError):
+        b_torch.sum().backward()
+    assert player.grad_at(b).data == b_torch.grad.tolist() == [2.0, 2.0]
+
+
+def test_requires_grad_on_a_detached_tensor_changes_nothing_else() -> None:
+    code = (
+        "import torch\nx = torch.tensor([1.0, 2.0])\nd = x.detach()\nd.requires_grad_()\n"
+        "y = d * 2\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert not any("also changes" in c for c in captions)
+
+
+def test_a_grad_bound_to_a_name_follows_what_accumulate_grad_adds_into_it() -> None:
+    """`g = w.grad; g.zero_()`, then a backward: AccumulateGrad adds into that very
+    tensor, so g is [5.0] in torch; the replay kept it at [0.0]."""
+    code = (
+        "import torch\nw = torch.tensor([1.0], requires_grad=True)\n(w * 3).sum().backward()\n"
+        "g = w.grad\ng.zero_()\n(w * 5).sum().backward()\nn = g * 1\n"
+    )
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    g = trace.tensor_named("g").id
+    values = []
+    while player.step_forward():
+        value = player.value_at(g)
+        values.append((player.current.caption, value and value.data))
+    adds = [v for c, v in values if c.startswith("w.grad: [0.0] → [5.0]")]
+    assert adds == [[5.0]]
+    assert values[-1][0].startswith("line 7: mul(g) → n = [5.0]") and values[-1][1] == [5.0]
+
+
+def test_requires_grad_says_which_way_and_deepcopy_names_only_what_it_copied() -> None:
+    code = (
+        "import torch, copy\nw = torch.tensor([1.0, 2.0])\nw.requires_grad_(True)\n"
+        "a = torch.tensor([1.0])\nb = copy.deepcopy(a)\nc = copy.deepcopy(b)\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert "line 3: requires_grad(w, True) → w = [1.0, 2.0]" in captions
+    assert any(c.startswith("line 5: deepcopy(a) → b = [1.0]") for c in captions)
+    assert any(c.startswith("line 6: deepcopy(b) → c = [1.0]") for c in captions)

@@ -110,7 +110,8 @@ class BackwardRecorder:
             recording.passes.ended()
             end["ok"] = ok
             recording.emit(end)
-        self._retained_after(retained)
+            # A pass that raised may have added to retained grads before it stopped.
+            self._retained_after(retained)
         return result
 
     def _results(self, end: dict[str, Any], result: Any) -> None:
@@ -206,15 +207,17 @@ class BackwardRecorder:
         )
         if leaf is not None:
             leaf_id = recording.tid(leaf)
-            recording.own_grad(leaf.grad, leaf_id)
-            recording.emit(
-                {
-                    "kind": "accumulate",
-                    "line": self.line,
-                    "tensor": leaf_id,
-                    "node": nid,
-                    "before": self._before.pop(nid, None),
-                    # The first .grad is usually the incoming gradient itself: snapshot once.
-                    "after": recall(leaf.grad),
-                }
-            )
+            grad = leaf.grad
+            recording.own_grad(grad, leaf_id)
+            event = {
+                "kind": "accumulate",
+                "line": self.line,
+                "tensor": leaf_id,
+                "node": nid,
+                "before": self._before.pop(nid, None),
+                # The first .grad is usually the incoming gradient itself: snapshot once.
+                "after": recall(grad),
+            }
+            if grad is not None and (gid := recording.registry.known_id(grad)) is not None:
+                event["grad_tensor"] = gid  # `g = w.grad` earlier: g is what changed
+            recording.emit(event)

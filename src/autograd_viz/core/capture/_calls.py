@@ -34,6 +34,18 @@ INPLACE_DUNDERS = {
     "__imod__", "__ipow__", "__imatmul__", "__iand__", "__ior__", "__ixor__",
     "__ilshift__", "__irshift__",
 }  # fmt: skip
+# In-place by name, yet they change a tensor's flags or its view of memory, never the
+# numbers in it: no other tensor on that memory changes (`d.requires_grad_()` of `d =
+# x.detach()` leaves x as it was), and after `set_` the memory is another's.
+METADATA_ONLY = {
+    "requires_grad_", "set_", "share_memory_", "rename_", "detach_", "as_strided_",
+    "resize_", "resize_as_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapdims_",
+    "swapaxes_", "retain_grad",
+}  # fmt: skip
+# Calls that write into inputs they do not return, without an in-place name: a training
+# batch norm's running statistics (`F.batch_norm(x, running_mean, running_var, ...)`).
+# Torch bumps no version counter there: `running_statistics` says which they are.
+WRITES_INPUTS = {"batch_norm": "training", "instance_norm": "use_input_stats"}
 # Calls after which a tensor's memory can be written from outside torch.
 ESCAPES = {
     "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
@@ -88,3 +100,19 @@ def flatten(values: Any) -> list[Any]:
 
 def tensors_in(values: Any) -> list[torch.Tensor]:
     return [v for v in flatten(values) if isinstance(v, torch.Tensor)]
+
+
+def running_statistics(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor] | None:
+    """The running mean and variance a batch or instance norm call updated in place: those
+    it was given, when it normalised with the batch's own statistics."""
+    flag = WRITES_INPUTS.get(getattr(func, "__name__", ""))
+    try:
+        bound = inspect.signature(func).bind(*args, **kwargs)
+    except (TypeError, ValueError):  # not the functional form (a builtin without one)
+        return None
+    bound.apply_defaults()
+    given = bound.arguments
+    if not given.get(flag):
+        return None
+    found = [given.get(k) for k in ("running_mean", "running_var")]
+    return [t for t in found if isinstance(t, torch.Tensor)] or None

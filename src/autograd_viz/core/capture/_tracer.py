@@ -19,9 +19,12 @@ from autograd_viz.core.capture._calls import (
     BACKWARD_CALLS,
     ESCAPES,
     HISTORY_BREAKS,
+    METADATA_ONLY,
     SKIP,
+    WRITES_INPUTS,
     flatten,
     in_place,
+    running_statistics,
     tensors_in,
 )
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
@@ -95,6 +98,7 @@ class Tracer:
         self._threads = ThreadRecording(self.mode, lambda: recording.ended)
         self._base_frame: FrameType | None = None  # see __enter__
         self._set = TensorSetRecording(recording, self.dispatch)  # `x.set_(y)` too
+        self._updated: list[torch.Tensor] | None = None  # see WRITES_INPUTS
 
     @property
     def events_capped(self) -> bool:
@@ -182,6 +186,8 @@ class Tracer:
         except Exception as exc:
             self._failed(exc, name, args, kwargs)
             raise
+        if name in WRITES_INPUTS:
+            self._updated = running_statistics(func, args, kwargs)
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             rec.snapshots.changed()
@@ -196,6 +202,7 @@ class Tracer:
         else:
             with unseen():
                 self._op(name, args, kwargs, result, inplace)
+        self._updated = None  # (an op `_op` returned early from keeps none for the next)
         return result
 
     def _failed(self, exc: Exception, name: str, args: tuple, kwargs: dict) -> None:
@@ -259,6 +266,8 @@ class Tracer:
         except RuntimeError:  # a view torch will not describe (see grad_fn_of)
             fns = [grad_fn_of(t) for t in outputs]
         seen_before = registry.tensor_count
+        if name == "__deepcopy__":  # its memo dict holds what was copied before: no input
+            args, kwargs = args[:1], {}
         inputs: list[str] = []
         constants: list[str] = []
         for v in args:
@@ -274,8 +283,12 @@ class Tracer:
                         constants.append(repr(w))
         if kwargs:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
-        if registry.tensor_count != seen_before and rec.snapshots.sharing:
-            self._foreign_inputs(args)
+        if registry.tensor_count != seen_before:
+            if rec.snapshots.sharing:
+                self._foreign_inputs(args)
+            seen = self._first_seen(args, kwargs, outputs, seen_before)
+        else:
+            seen = None
         # The nodes after the inputs: a node describes what it saved by tensor id, and an
         # input first seen here (`x * x.grad`) has one only from now on.
         grad_fns = [node_id(fn) for fn in fns]
@@ -297,6 +310,8 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
+        if seen:
+            event["seen"] = seen
         if event["modules"]:
             event["calls"] = self.context.module_calls()
         if unwritten:
@@ -322,10 +337,14 @@ class Tracer:
                 event["grad_of"] = owners
         if rec.passes.running and rec.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
-        if inplace and outputs:  # what the write changed through shared memory
+        if inplace and outputs and name not in METADATA_ONLY:
+            # What the write changed through shared memory.
             written = {wid: value(w) for wid, w in registry.sharing_memory(outputs[0])}
             if written:
                 event["written"] = written
+        updated, self._updated = self._updated, None
+        if updated:  # `F.batch_norm`'s running statistics, written in place
+            event["updated"] = {tid(t): value(t) for t in updated}
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):
             if nid is not None:
@@ -339,6 +358,22 @@ class Tracer:
             rec.events.append(event)
         else:
             rec.events_capped = True
+
+    def _first_seen(
+        self, args: tuple, kwargs: dict, outputs: list[torch.Tensor], seen_before: int
+    ) -> dict[str, Any] | None:
+        """The values of inputs this op is the first to meet (ids from `seen_before` on):
+        tensors made where no mode sees, such as `nn.Parameter(t)`, a `copy.deepcopy`'d
+        model's weights or a grad a hook was handed, had no value until something wrote
+        them. An output is left out: an in-place op's value is its own."""
+        rec = self.recording
+        known = rec.registry.known_id
+        found = {}
+        for t in tensors_in(args) + tensors_in(list(kwargs.values())):
+            tid = known(t)
+            if tid is not None and int(tid[1:]) >= seen_before and not any(t is o for o in outputs):
+                found[tid] = rec.value(t)
+        return found or None
 
     def _foreign_inputs(self, args: tuple) -> None:
         """A tensor seen for the first time as an input may hold memory torch did not

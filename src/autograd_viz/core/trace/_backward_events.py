@@ -304,27 +304,40 @@ class AccumulateEvent(ChangeEvent):
     """An AccumulateGrad node wrote a leaf's `.grad`."""
 
     kind: ClassVar[str] = "accumulate"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "node", "before", "after"}
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "tensor", "node", "before", "after", "grad_tensor",
+    }  # fmt: skip
 
     node: str | None
+    # The id of the tensor object that is the .grad now, when the run gave it one: `g =
+    # w.grad` before this backward, which AccumulateGrad adds into, so g changes too.
+    grad_tensor: str | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
         """From the JSON form."""
-        return cls(*read_change(data, memo), data.get("node"), source=data)
+        return cls(*read_change(data, memo), data.get("node"), data.get("grad_tensor"), source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return self._finish(
-            {
-                "kind": "accumulate",
-                "line": self.line,
-                "tensor": self.tensor,
-                "node": self.node,
-                "before": write_value(self.before),
-                "after": write_value(self.after),
-            }
-        )
+        out = {
+            "kind": "accumulate",
+            "line": self.line,
+            "tensor": self.tensor,
+            "node": self.node,
+            "before": write_value(self.before),
+            "after": write_value(self.after),
+        }
+        if self.grad_tensor is not None:
+            out["grad_tensor"] = self.grad_tensor
+        return self._finish(out)
+
+    def changes(self) -> tuple[ValueChange, ...]:
+        """The leaf's .grad, and the value of the tensor that .grad is, if it has an id."""
+        grad = ValueChange(self.tensor, True, self.before, self.after)
+        if self.grad_tensor is None:
+            return (grad,)
+        return (grad, ValueChange(self.grad_tensor, False, None, self.after))
 
     def node_ids(self) -> tuple[str, ...]:
         """The AccumulateGrad node."""

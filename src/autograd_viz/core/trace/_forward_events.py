@@ -60,7 +60,7 @@ class OpEvent(TraceEvent):
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
         "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
-        "grad_of", "calls", "written",
+        "grad_of", "calls", "written", "updated", "seen",
     }  # fmt: skip
 
     op: str
@@ -82,6 +82,12 @@ class OpEvent(TraceEvent):
     # An in-place write's other tensors on the same memory (its base, the base's other
     # views): id -> value after the write.
     written: Mapping[str, TensorValue] | None = None
+    # Inputs the call wrote without returning them (`F.batch_norm`'s running statistics):
+    # id -> value after the call.
+    updated: Mapping[str, TensorValue] | None = None
+    # Inputs first met here, made where no mode sees (`nn.Parameter(t)`, `copy.deepcopy`):
+    # id -> value as the call found it.
+    seen: Mapping[str, TensorValue] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -108,6 +114,8 @@ class OpEvent(TraceEvent):
             data.get("grad_of"),
             data.get("calls"),
             _read_written(data.get("written")),
+            _read_written(data.get("updated")),
+            _read_written(data.get("seen")),
             source=data,
         )
 
@@ -141,6 +149,10 @@ class OpEvent(TraceEvent):
             out["grad_of"] = dict(self.grad_of)
         if self.written is not None:
             out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
+        if self.updated is not None:
+            out["updated"] = {t: v.to_event_dict() for t, v in self.updated.items()}
+        if self.seen is not None:
+            out["seen"] = {t: v.to_event_dict() for t, v in self.seen.items()}
         if self.calls is not None:
             out["calls"] = list(self.calls)
         return self._finish(out)
@@ -178,7 +190,8 @@ class OpEvent(TraceEvent):
             if (self.inplace and self.grad_of)
             else []
         )
-        return (*self.outputs, *made, *inside, *joined, *owners, *(self.written or ()))
+        written, updated = self.written or (), self.updated or ()
+        return (*self.outputs, *made, *inside, *joined, *owners, *written, *updated)
 
     def caption(self, lookup: Lookup) -> str:
         """`line 6: mul(w, x) → y = 6.0`."""
@@ -188,17 +201,21 @@ class OpEvent(TraceEvent):
             for t, v in zip(self.outputs, self.values, strict=False)
         )
         args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
+        if self.op == "requires_grad" and self.constants:  # which way: on or off
+            args += f", {self.constants[0]}"
         untracked = "" if self.grad_enabled else "  (no_grad: not tracked)"
         return f"{self.where}{self.op}({args}) → {outs}{untracked}{self._also(lookup)}"
 
     def _also(self, lookup: Lookup) -> str:
         """`  · also changes w (same memory)`: what an in-place write wrote besides its
-        output (a view's base, `w` under `w.detach()` or `w.data`)."""
-        if not self.written:
-            return ""
-        names = [tensor_name(lookup, t) for t in self.written]
-        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        return f"  · also changes {shown} (same memory)"
+        output (a view's base, `w` under `w.detach()` or `w.data`); `  · updates
+        bn.running_mean, bn.running_var`: inputs the call wrote."""
+        said = ""
+        if self.updated:
+            said += f"  · updates {_names(lookup, self.updated)}"
+        if self.written:
+            said += f"  · also changes {_names(lookup, self.written)} (same memory)"
+        return said
 
     def changes(self) -> tuple[ValueChange, ...]:
         """Each output's value, computed now; an in-place op on a leaf's `.grad`
@@ -206,8 +223,11 @@ class OpEvent(TraceEvent):
         values = tuple(
             ValueChange(t, False, None, v) for t, v in zip(self.outputs, self.values, strict=False)
         )
-        if self.written:  # `r[0].add_(1)` wrote r's base q and q's other view r too
-            values += tuple(ValueChange(t, False, None, v) for t, v in self.written.items())
+        for extra in (self.seen, self.written, self.updated):
+            # Inputs first met here; what `r[0].add_(1)` wrote of r's base q and q's other
+            # view r; a batch norm's running statistics.
+            if extra:
+                values += tuple(ValueChange(t, False, None, v) for t, v in extra.items())
         if not (self.inplace and self.grad_of):
             return values
         grads = tuple(
@@ -219,6 +239,11 @@ class OpEvent(TraceEvent):
 
 
 _make_op = quick_maker(OpEvent)
+
+
+def _names(lookup: Lookup, ids: Mapping[str, Any]) -> str:
+    names = [tensor_name(lookup, t) for t in ids]
+    return ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
 
 
 def _read_written(data: Any) -> Mapping[str, TensorValue] | None:
