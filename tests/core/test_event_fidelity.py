@@ -22,6 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from autograd_viz.core.capture._calls import HISTORY_BREAKS, SKIP, in_place, tensors_in
 from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.trace.events import VIEW_ATTRIBUTES
 from tests.core.fidelity_cases import CASES
 from tests.core.recorder_regressions import REGRESSIONS
 from tests.core.test_trace_events import assert_events_round_trip
@@ -155,6 +156,8 @@ class _Reference(TorchFunctionMode):
             targets = list(args[0]) if name == "_foreach_zero_" else [args[0]]
             grads = [leaf.grad for ref in self._leaves if (leaf := ref()) is not None]
             self.zeroed += [t.detach().clone() for t in targets if any(t is g for g in grads)]
+        if name == "__get__" and getattr(func.__self__, "__name__", "") in VIEW_ATTRIBUTES:
+            name = func.__self__.__name__  # `m.T`, `z.real`: views, recorded as ops
         if func not in self.BACKWARDS:
             if self.quiet or name in ("__get__", "__set__", "__delete__"):
                 return func(*args, **kwargs)

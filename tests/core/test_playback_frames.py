@@ -521,3 +521,60 @@ def test_requires_grad_says_which_way_and_deepcopy_names_only_what_it_copied() -
     assert "line 3: requires_grad(w, True) → w = [1.0, 2.0]" in captions
     assert any(c.startswith("line 5: deepcopy(a) → b = [1.0]") for c in captions)
     assert any(c.startswith("line 6: deepcopy(b) → c = [1.0]") for c in captions)
+
+
+def test_a_modules_buffers_are_named_by_path_and_not_drawn() -> None:
+    code = (
+        "import torch\nbn = torch.nn.BatchNorm1d(1)\nx = torch.tensor([[1.0], [3.0]])\n"
+        "y = bn(x).sum()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert any(
+        "batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias)" in c
+        and c.endswith("· updates bn.running_mean, bn.running_var")
+        for c in captions
+    )
+    mean = trace.tensor_named("bn.running_mean")
+    assert mean.buffer and mean.value.data == pytest.approx(plain["bn"].running_mean.tolist())
+    drawn = prepare_run(trace).graph
+    assert mean.id not in drawn.nodes and trace.tensor_named("bn.weight").id in drawn.nodes
+
+
+def test_a_view_read_as_an_attribute_is_a_step_with_its_numbers() -> None:
+    """`t = m.T`, `re = z.real`: torch makes a view, and the replay had no step for it, so
+    `re` read "…" until written, and a write to it did not reach z."""
+    code = (
+        "import torch\nm = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
+        "t = m.T\nz = torch.tensor([1 + 1j, 2 - 1j])\nre = z.real\nre.mul_(10)\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert captions[1].startswith("line 3: m.T → t = ")
+    assert player.value_at(trace.tensor_named("t").id).data == plain["t"].tolist()
+    assert any(c.startswith("line 5: z.real → re = [1.0, 2.0]") for c in captions)
+    assert player.value_at(trace.tensor_named("re").id).data == plain["re"].tolist()
+    assert player.value_at(trace.tensor_named("z").id).data == [[10.0, 1.0], [20.0, -1.0]]
+
+
+def test_an_optimizer_step_on_a_weight_moves_the_weight_tied_to_it() -> None:
+    """`dec.weight = nn.Parameter(enc.weight.t())` shares enc.weight's memory: SGD's step
+    on enc.weight moves dec.weight in torch; the replay kept dec.weight as it was."""
+    code = (
+        "import torch\ntorch.manual_seed(8)\nenc = torch.nn.Linear(3, 2, bias=False)\n"
+        "dec = torch.nn.Linear(2, 3, bias=False)\ndec.weight = torch.nn.Parameter(enc.weight.t())\n"
+        "x = torch.randn(2, 3)\nloss = (dec(enc(x)) - x).pow(2).mean()\nloss.backward()\n"
+        "opt = torch.optim.SGD(enc.parameters(), lr=0.1)\nopt.step()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    captions = _steps(player)
+    assert captions[-1].endswith("· also changes dec.weight (same memory)")
+    tied = player.value_at(trace.tensor_named("dec.weight").id).data
+    assert torch.tensor(tied).allclose(plain["dec"].weight.detach())
+    assert not torch.tensor(tied).allclose(
+        plain["dec"].weight.detach() + 0.1 * plain["enc"].weight.grad.t()
+    )

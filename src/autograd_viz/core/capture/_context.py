@@ -189,16 +189,18 @@ class ModuleAndOptimizerHooks:
                     if not had_grad and p._version == version:
                         continue  # no grad and untouched: the closure gave it none
                     moved.append((recording.tid(p), p, copy))
-                    recording.emit(
-                        {
-                            "kind": "param_update",
-                            "line": line,
-                            "tensor": recording.tid(p),
-                            "how": f"{type(optimizer).__name__}.step()",
-                            "before": before,
-                            "after": recording.recall(p),
-                        }
-                    )
+                    event = {
+                        "kind": "param_update",
+                        "line": line,
+                        "tensor": recording.tid(p),
+                        "how": f"{type(optimizer).__name__}.step()",
+                        "before": before,
+                        "after": recording.recall(p),
+                    }
+                    shared = recording.registry.sharing_memory(p)
+                    if shared:  # a tied weight (`nn.Parameter(enc.weight.t())`) moved too
+                        event["written"] = {wid: recording.value(w) for wid, w in shared}
+                    recording.emit(event)
                 recording.step_stats.after(line, type(optimizer).__name__, first_event, moved)
         finally:
             self._step_ended()

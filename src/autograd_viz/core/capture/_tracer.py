@@ -37,6 +37,7 @@ from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
 from autograd_viz.core.capture._tensor_set import TensorSetRecording
 from autograd_viz.core.trace import json_number
+from autograd_viz.core.trace.events import VIEW_ATTRIBUTES
 
 DEFAULT_MAX_EVENTS = 50_000
 # Recording allocates many small, long-lived objects; at Python's default thresholds the
@@ -155,7 +156,10 @@ class Tracer:
             self.compiled.returned(sys._getframe(1))
         name = getattr(func, "__name__", "")
         if name in ("__get__", "__set__", "__delete__"):
-            return self._attribute(func, name, args, kwargs)
+            attr = getattr(getattr(func, "__self__", None), "__name__", "")
+            if name != "__get__" or attr not in VIEW_ATTRIBUTES:
+                return self._attribute(func, name, args, kwargs)
+            name = attr  # `m.T`, `z.real`: a view, recorded as the op it is
         call = BACKWARD_CALLS.get(func)
         if call is not None:
             return BackwardRecorder(rec, self.hooks, func, call, args, kwargs).run()
@@ -338,8 +342,15 @@ class Tracer:
         if rec.passes.running and rec.passes.current() is not None:
             event["in_backward"] = True  # a hook's or custom backward's own op
         if inplace and outputs and name not in METADATA_ONLY:
-            # What the write changed through shared memory.
-            written = {wid: value(w) for wid, w in registry.sharing_memory(outputs[0])}
+            # What the write changed through shared memory (of each tensor a foreach op
+            # wrote: an optimizer's step over a tied weight).
+            mine = set(event["outputs"])
+            written = {
+                wid: value(w)
+                for out in outputs
+                for wid, w in registry.sharing_memory(out)
+                if wid not in mine
+            }
             if written:
                 event["written"] = written
         updated, self._updated = self._updated, None

@@ -35,6 +35,15 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
     return roots
 
 
+def namespace_buffers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    """The buffers of the modules the user bound, by path (`bn.running_mean`)."""
+    found: list[tuple[str, torch.Tensor]] = []
+    for name, obj in list(namespace.items()):
+        if isinstance(obj, torch.nn.Module) and not name.startswith("_"):
+            found.extend((f"{name}.{b}", t) for b, t in obj.named_buffers())
+    return found
+
+
 class EarlierTensors:
     """The tensors a kept namespace held before a run (weakly: a run may free them).
 
@@ -206,6 +215,12 @@ def capture_graph(
             aliases.setdefault(tid, []).append(name)
         objects[tid] = t
         registry.node_id(grad_fn_of(t))  # registers the graph behind it
+    buffers: set[str] = set()
+    for name, t in namespace_buffers(namespace):
+        tid = registry.known_id(t)  # only one the run used: the others get no id
+        if tid is not None and tid in referenced and tid not in names:
+            names[tid], objects[tid] = name, t
+            buffers.add(tid)
     live = dict(registry.live_tensors())
     wanted = list(names)
     wanted += [n.variable for n in registry.nodes.values() if n.variable in live]
@@ -224,6 +239,7 @@ def capture_graph(
             named = [names[tid], *aliases.get(tid, [])] if tid in names else untouched.get(id(t))
             infos[tid] = _tensor_info(tid, t, named[0] if named else None, registry, values)
             infos[tid].aliases = named[1:] if named else []
+            infos[tid].buffer = tid in buffers
     for tid, value in _fed_constants(trace.events, registry.constants.keys() - infos).items():
         if len(infos) >= MAX_TENSORS:
             break

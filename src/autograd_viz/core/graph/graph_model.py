@@ -160,7 +160,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     # Constants (tensors without grad) feed the ops that used them; the op events say which.
     # Through ops autograd did not record (`X.unsqueeze(0).float()`, the transpose of a
     # batch_first attention's `memory`): the listed constant they came from feeds the op.
-    listed = {t.id for t in trace.tensors if not t.requires_grad}
+    listed = {t.id for t in trace.tensors if not t.requires_grad and not t.buffer}
     origin: dict[str, tuple[str, ...]] = {}  # an unlisted output -> the constants behind it
     fed: list[tuple[str, str]] = []
     for _, e in trace.index.each(OpEvent):
@@ -187,7 +187,7 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
         if t.id in leaves
         or t.grad_fn in nodes
         or (t.name is not None and t.requires_grad)
-        or (not t.requires_grad and t.id in feeders)
+        or (not t.requires_grad and t.id in feeders and not t.buffer)
     ]
     drawn = {t.id for t in tensors}
     g = PictureGraph()

@@ -11,11 +11,13 @@ from autograd_viz.core.trace._event_base import (
     ChangeEvent,
     Lookup,
     TraceEvent,
+    ValueChange,
     ValueMemo,
     read_value,
     tensor_name,
     write_value,
 )
+from autograd_viz.core.trace._records import TensorValue
 from autograd_viz.core.trace.value_text import show_change
 
 
@@ -90,22 +92,50 @@ class ParamUpdateEvent(ChangeEvent):
     """An optimizer step or a `.data` assignment changed a tensor's value."""
 
     kind: ClassVar[str] = "param_update"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"tensor", "how", "before", "after"}
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "tensor", "how", "before", "after", "written",
+    }  # fmt: skip
     GRAD: ClassVar[bool] = False
 
     how: str  # SGD.step(), .data =
+    # Other tensors on the changed memory (a weight tied by `nn.Parameter(w.t())`): id ->
+    # value after the change.
+    written: Mapping[str, TensorValue] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
         """From the JSON form."""
         how = data.get("how", "")
-        return cls(*read_change(data, memo), how, source=data)
+        written = data.get("written")
+        shared = (
+            {t: TensorValue.from_event_dict(v) for t, v in written.items() if v is not None}
+            if written
+            else None
+        )
+        return cls(*read_change(data, memo), how, shared or None, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return self._finish(change_dict(self, self.how))
+        out = change_dict(self, self.how)
+        if self.written is not None:
+            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
+        return self._finish(out)
+
+    def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
+        """The tensor it changes, and those on the same memory."""
+        return (self.tensor, *(self.written or ()))
+
+    def changes(self) -> tuple[ValueChange, ...]:
+        """The tensor's value, and the values of those on the same memory."""
+        mine = ValueChange(self.tensor, False, self.before, self.after)
+        shared = self.written or {}
+        return (mine, *(ValueChange(t, False, None, v) for t, v in shared.items()))
 
     def caption(self, lookup: Lookup) -> str:
         """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
         change = show_change(self.before, self.after)
-        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}"
+        also = ""
+        if self.written:
+            names = ", ".join(tensor_name(lookup, t) for t in list(self.written)[:3])
+            also = f"  · also changes {names} (same memory)"
+        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}{also}"

@@ -19,6 +19,10 @@ from autograd_viz.core.trace._event_base import (
 from autograd_viz.core.trace._records import TensorValue
 from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, show_value
 
+# Tensor attributes that are views (`m.T`, `z.real`): the tracer records reading one as an
+# op of that name, captioned as the attribute it was (`m.T`, not `T(m)`).
+VIEW_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
 
 @dataclass(frozen=True, slots=True)
 class CompiledCall:
@@ -204,7 +208,8 @@ class OpEvent(TraceEvent):
         if self.op == "requires_grad" and self.constants:  # which way: on or off
             args += f", {self.constants[0]}"
         untracked = "" if self.grad_enabled else "  (no_grad: not tracked)"
-        return f"{self.where}{self.op}({args}) → {outs}{untracked}{self._also(lookup)}"
+        call = f"{args}.{self.op}" if self.op in VIEW_ATTRIBUTES else f"{self.op}({args})"
+        return f"{self.where}{call} → {outs}{untracked}{self._also(lookup)}"
 
     def _also(self, lookup: Lookup) -> str:
         """`  · also changes w (same memory)`: what an in-place write wrote besides its

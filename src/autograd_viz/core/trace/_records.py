@@ -104,6 +104,9 @@ class TensorInfo:
     # local name (`eps = torch.randn_like(std)` inside forward) or cut by `.detach()`;
     # `value` is what the last event that wrote it recorded. Written only when true.
     freed: bool = False
+    # A module's buffer (`bn.running_mean`), named by its path: listed only when the run
+    # used it, and not drawn as an input of the graph. Written only when true.
+    buffer: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
@@ -112,6 +115,8 @@ class TensorInfo:
             out["uninitialised"] = True
         if self.freed:
             out["freed"] = True
+        if self.buffer:
+            out["buffer"] = True
         return out
 
     def _dict(self) -> dict[str, Any]:

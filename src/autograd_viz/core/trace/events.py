@@ -34,6 +34,7 @@ from autograd_viz.core.trace._event_base import (
     ValueMemo,
 )
 from autograd_viz.core.trace._forward_events import (
+    VIEW_ATTRIBUTES,
     CompiledCall,
     ErrorEvent,
     HistoryBreakEvent,
@@ -44,6 +45,7 @@ from autograd_viz.core.trace._forward_events import (
 __all__ = [
     "EVENT_TYPES",
     "READ_ERRORS",
+    "VIEW_ATTRIBUTES",
     "AccumulateEvent",
     "BackwardEndEvent",
     "BackwardEvent",
