@@ -4,6 +4,7 @@ width, and cut with "…" only where it has not."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from autograd_viz.ui.graph._card_text import card_rows
@@ -24,7 +25,7 @@ def _rows_fit(rows, metrics, width: float) -> None:
 
 
 def test_a_tall_narrow_card_wraps_every_line_and_cuts_none(metrics) -> None:
-    width = metrics[1].horizontalAdvance("Multihea") + 1  # "Multihea…" before
+    width = metrics[1].horizontalAdvance("MultiheadA") + 1  # "Multihea…" before
     rows = card_rows(LINES, metrics, width, 40 * metrics[1].height())
     _rows_fit(rows, metrics, width)
     assert not any(text.endswith("…") for _, text in rows)
@@ -69,3 +70,12 @@ def test_a_long_name_breaks_where_it_reads_as_two_words(metrics) -> None:
     rows = card_rows([title, "layers.0 … layers.3"], metrics, width, 20 * metrics[1].height())
     pieces = [text for i, text in rows if i == 0]
     assert pieces[0] == "Transformer" and pieces[1].startswith("EncoderLayer")
+
+
+def test_a_word_that_would_take_three_rows_is_cut_instead(metrics) -> None:
+    """In a card a few letters wide, `LayerNorm` broke as `Lay|er|Nor|m`."""
+    width = metrics[1].horizontalAdvance("Lay") + 1
+    rows = card_rows(["norm3", "LayerNorm"], metrics, width, 40 * metrics[1].height())
+    assert [text for i, text in rows if i == 1] == [
+        metrics[1].elidedText("LayerNorm", Qt.TextElideMode.ElideRight, width)
+    ]

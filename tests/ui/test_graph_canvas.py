@@ -498,3 +498,59 @@ def test_opening_a_box_zooms_to_what_it_opened(qtbot) -> None:
     assert not canvas.follows_fit
     canvas.fit()  # Ctrl+0 still fits everything
     assert canvas.follows_fit
+
+
+def _outlined(boxes) -> bool:
+    """Whether one rounded rectangle drawn is another grown by 4 px each side."""
+    return any(
+        abs(o.width() - c.width() - 8) < 0.5
+        and abs(o.height() - c.height() - 8) < 0.5
+        and (o.center() - c.center()).manhattanLength() < 0.5
+        for o in boxes
+        for c in boxes
+    )
+
+
+def test_a_selected_card_is_outlined_and_no_ring_covers_its_text(qtbot) -> None:
+    """Selecting a folded box drew the marks' ring at its centre, over its lines."""
+    from tests.core.test_module_groups import SEQUENTIAL
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(SEQUENTIAL))
+    with qtbot.waitSignal(canvas.layout_changed):
+        canvas.toggle_module("model.1")
+    assert "m:model.1" in canvas.graph.boxes
+    canvas.select(["m:model.1"])
+    assert canvas.selected == ["m:model.1"] and len(canvas._selection.data) == 0
+    assert _outlined(_paint_overlay(canvas).boxes)
+    canvas.select([])
+    assert not _outlined(_paint_overlay(canvas).boxes)
+
+
+class _Hover:
+    """What pyqtgraph's hover event tells a scatter: where, in its own coordinates."""
+
+    exit = False
+
+    def __init__(self, x: float, y: float) -> None:
+        self._pos = QPointF(x, y)
+
+    def pos(self) -> QPointF:
+        return self._pos
+
+
+def test_hovering_a_card_draws_no_ring_over_its_text_but_a_mark_still_rings(qtbot) -> None:
+    from tests.core.test_module_groups import SEQUENTIAL
+
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(SEQUENTIAL))
+    with qtbot.waitSignal(canvas.layout_changed):
+        canvas.toggle_module("model.1")
+    markers = canvas.markers
+    keys = list(markers.data["data"])
+    card = canvas.graph.nodes["m:model.1"]
+    markers.hoverEvent(_Hover(card.x, card.y))
+    assert not markers.data["hovered"][keys.index("m:model.1")]
+    leaf = next(n for n in canvas.graph.nodes.values() if n.kind == LEAF)
+    markers.hoverEvent(_Hover(leaf.x, leaf.y))
+    assert markers.data["hovered"][keys.index(leaf.id)]

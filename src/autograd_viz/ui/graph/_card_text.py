@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
+MAX_PIECES = 2  # rows a word may be broken over
+
 
 def card_rows(
     lines: Sequence[str],
@@ -38,7 +40,7 @@ def card_rows(
         line_metrics = title_metrics if i == 0 else detail_metrics
         pieces = list(_wrapped(line_metrics, lines[i], round(width)))
         extra = (len(pieces) - 1) * heights[i]
-        if len(pieces) > 1 and used + extra <= height + 1:
+        if len(pieces) > 1 and used + extra <= height + 1:  # (none: it would not read)
             rows.append(pieces)
             used += extra
         else:
@@ -56,8 +58,8 @@ _CACHE_SIZE = 4096
 
 def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
     """`text` in rows no wider than `width` pixels: broken at spaces, and a word too long
-    for a row broken inside it (a module's name, `multihead_attn`). Painted every frame,
-    so kept by font, width and text."""
+    for a row broken inside it once (a module's name, `multihead_|attn`); none when a word
+    would take more rows than that. Painted every frame, so kept by font, width and text."""
     key = (_font_key(metrics), width, text)
     found = _CACHE.get(key)
     if found is not None:
@@ -74,10 +76,14 @@ def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
             continue
         if current:
             rows.append(current)
+        pieces = 1
         while len(word) > 1 and advance(word) > width:
+            if pieces == MAX_PIECES:  # `Lay|er|Nor|m` reads worse than `LayerN…`
+                return ()
             cut = _longest_fitting(advance, word, width)
             rows.append(word[:cut])
             word = word[cut:]
+            pieces += 1
         current = word
     if current:
         rows.append(current)

@@ -110,6 +110,7 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         self._grad_font.setPointSizeF(8.5)
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
+        self.selected_boxes: frozenset[str] = frozenset()  # cards drawn with the selection
         # What the last edge paint left to write: (line ends, text, colour) per hot edge.
         self._edge_texts: list[tuple] = []
         self.colours = LIGHT
@@ -206,7 +207,9 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         self._paint_edges(painter, transform, screen)
         if graph.boxes:
             fonts = (self._title_font, self._detail_font)
-            paint_boxes(painter, transform, graph, self.colours, fonts, self.frame)
+            paint_boxes(
+                painter, transform, graph, self.colours, fonts, self.frame, self.selected_boxes
+            )
         if labelled:
             self._paint_labels(painter, screen, transform)
         else:

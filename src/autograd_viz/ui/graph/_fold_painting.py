@@ -171,10 +171,13 @@ def paint_boxes(
     colours: CanvasColours,
     fonts: tuple[QFont, QFont],
     frame: Frame | None,
+    selected: frozenset[str] = frozenset(),
 ) -> None:
     """Each folded group as a card with its name, what it is, its shapes and parameters:
-    as many lines as its height holds, each elided to its width; the title always. A
-    repeat or loop is a stack of cards. A box lights up while an op inside it runs."""
+    as many lines as its height holds, wrapped or cut to its width; the title always. A
+    repeat or loop is a stack of cards. A box lights up while an op inside it runs; a
+    selected one is outlined in the selection's colour (a ring at its centre hid its
+    text)."""
     title_font, detail_font = fonts
     title_metrics, detail_metrics = QFontMetricsF(title_font), QFontMetricsF(detail_font)
     lit = frame.step.lit if frame is not None and frame.step is not None else frozenset()
@@ -202,6 +205,10 @@ def paint_boxes(
         painter.setPen(pen)
         painter.setBrush(fill)  # opaque: one pass, no blending
         painter.drawRoundedRect(box, 6, 6)
+        if box_key in selected:
+            painter.setPen(QPen(QColor(colours.selection), 2.5))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box.adjusted(-4, -4, 4, 4), 8, 8)
         lines = graph.box_text.get(box_key) or [graph.nodes[box_key].title]
         inner = box.adjusted(6, 3, -6, -3)
         y = inner.y()

@@ -36,7 +36,18 @@ class MarkerItem(pg.ScatterPlotItem):
         self._drawn: np.ndarray | None = None  # per marker, its atlas rectangle in the image
         self._drawn_visible: np.ndarray | None = None
         self.repainted = 0  # markers drawn by the last paint (the whole set, or a few)
+        # Per marker, whether it never takes the hover look: a folded card's clear marker,
+        # whose hover ring was a dark square drawn over the card's text.
+        self.unhovered: np.ndarray | None = None
         super().__init__(*args, **kwargs)
+
+    def hoverEvent(self, ev: Any) -> None:
+        super().hoverEvent(ev)
+        hovered, unhovered = self.data["hovered"], self.unhovered
+        if unhovered is not None and len(unhovered) == len(hovered) and (hovered & unhovered).any():
+            self.data["sourceRect"][hovered & unhovered] = 0
+            hovered &= ~unhovered
+            self.updateSpots()
 
     # Points added or removed: the image shows other markers.
     def addPoints(self, *args: Any, **kwargs: Any) -> None:

@@ -264,6 +264,7 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
                 pen=[look[1] for look in looks],
                 data=[n.id for n in nodes],
             )
+            self._markers.unhovered = np.array([n.kind == MODULE for n in nodes], dtype=bool)
             self.show_frame(self.view.frame())  # at first, the end state: freed graphs dashed
         else:
             self._markers.clear()
@@ -382,7 +383,11 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
     def _selection_changed(self, keys: tuple[str, ...]) -> None:
         """Ring the selected nodes."""
         self.selected = [k for k in keys if k in self.graph.nodes]
-        nodes = [self.graph.nodes[k] for k in self.selected]
+        # A card is outlined where it is drawn (`paint_boxes`); a mark is ringed.
+        boxes = self.graph.boxes
+        self._overlay.selected_boxes = frozenset(k for k in self.selected if k in boxes)
+        self._overlay.update()
+        nodes = [self.graph.nodes[k] for k in self.selected if k not in boxes]
         self._selection.setData(
             pos=np.array([(n.x, n.y) for n in nodes], dtype=float).reshape(-1, 2),
             size=[STYLES[n.kind].size + 14 for n in nodes],
