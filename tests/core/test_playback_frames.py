@@ -578,3 +578,62 @@ def test_an_optimizer_step_on_a_weight_moves_the_weight_tied_to_it() -> None:
     assert not torch.tensor(tied).allclose(
         plain["dec"].weight.detach() + 0.1 * plain["enc"].weight.grad.t()
     )
+
+
+def test_a_gradient_a_custom_backward_was_handed_is_called_by_its_parameter() -> None:
+    """`def backward(ctx, g): return g * 2 * x`: the caption read `mul(t5)`."""
+    code = (
+        "import torch\nclass Square(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        x, = ctx.saved_tensors\n"
+        "        return g * 2 * x\nw = torch.tensor([1.0, 3.0], requires_grad=True)\n"
+        "Square.apply(w).sum().backward()\n"
+    )
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    captions = _steps(player)
+    assert any(c.startswith("line 10: mul(g) → ") for c in captions), captions
+    assert player.grad_at(trace.tensor_named("w").id).data == [2.0, 6.0]
+
+
+@pytest.mark.parametrize(
+    ("code", "line", "claim"),
+    [
+        # a's old view b is not on a's memory once a.set_(c); c is.
+        (
+            "a = torch.zeros(3)\nb = a.view(3)\nc = torch.ones(3)\na.set_(c)\na.add_(1)\n",
+            6,
+            "also changes c (same memory)",
+        ),
+        # a's write leaves the other chunk b as it was.
+        ("x = torch.zeros(4)\na, b = x.chunk(2)\na.fill_(1)\n", 4, "also changes x (same memory)"),
+        # The running statistics held in a view write its base.
+        (
+            "import torch.nn.functional as F\nstats = torch.zeros(2, 2)\n"
+            "x = torch.tensor([[1.0, 2.0], [3.0, 6.0]])\n"
+            "y = F.batch_norm(x, stats[0], stats[1], training=True, momentum=0.5)\n",
+            5,
+            "also changes stats (same memory)",
+        ),
+    ],
+)
+def test_a_write_names_exactly_the_other_tensors_it_changed(code, line, claim) -> None:
+    code = "import torch\n" + code
+    plain, trace, player = _plain_and_forward(code)
+    captions = [c for c in _steps(player) if c.startswith(f"line {line}:")]
+    assert claim in captions[-1], captions
+    assert captions[-1].count("also changes") == 1 and ", " not in claim
+    for name, t in plain.items():
+        info = trace.tensor_named(name) if isinstance(t, torch.Tensor) else None
+        if info is not None and player.value_at(info.id) is not None:
+            assert torch.tensor(player.value_at(info.id).data).allclose(t.float()), name
+
+
+def test_a_batch_norm_with_momentum_zero_claims_no_update() -> None:
+    code = (
+        "import torch\nbn = torch.nn.BatchNorm1d(2, momentum=0.0)\n"
+        "y = bn(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    assert not any("updates" in c for c in _steps(player))

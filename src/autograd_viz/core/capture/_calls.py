@@ -112,7 +112,7 @@ def running_statistics(func: Any, args: tuple, kwargs: dict) -> list[torch.Tenso
         return None
     bound.apply_defaults()
     given = bound.arguments
-    if not given.get(flag):
+    if not given.get(flag) or given.get("momentum") == 0:  # momentum 0: they stay put
         return None
     found = [given.get(k) for k in ("running_mean", "running_var")]
     return [t for t in found if isinstance(t, torch.Tensor)] or None

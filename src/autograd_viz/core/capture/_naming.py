@@ -13,6 +13,7 @@ import dis
 import itertools
 import os
 from types import CodeType, FrameType
+from typing import Any
 
 import torch
 
@@ -101,6 +102,22 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
     if frame is None or frame.f_code.co_filename != filename:
         return None
     return _stores(frame.f_code).get(frame.f_lasti)
+
+
+def local_names(frame: FrameType | None, filename: str, tensors: dict[str, Any]) -> dict[str, str]:
+    """The user's local variables holding these tensors (id -> tensor) in the frame that
+    called the op, id -> variable: `g` for the gradient a custom backward or a hook was
+    handed (`return g * b`), which no event had named."""
+    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename != filename:
+        return {}
+    found: dict[str, str] = {}
+    for name, value in frame.f_locals.items():
+        for tid, t in tensors.items():
+            if value is t and tid not in found and not name.startswith("_"):
+                found[tid] = name
+    return found
 
 
 def building_statement(

@@ -141,6 +141,8 @@ class Registry:
         state_dict's entries)."""
         base = t._base if t._base is not None else t
         found = []
+        address = _address(t)
+        span = _span(t)
         if base is not t and (bid := self.known_id(base)) is not None:
             found.append((bid, base))
         views = self._views.get(id(base))
@@ -151,9 +153,17 @@ class Registry:
             views[:] = alive
             for ref, vid in alive:
                 view = ref()
-                if view is not None and view is not t and view._base is base:
+                # Still on that memory (`a.set_(c)` moves a off it, not its old views),
+                # and on the part of it the write reached (`a, b = x.chunk(2)`: a's write
+                # leaves b as it was).
+                if (
+                    view is not None
+                    and view is not t
+                    and view._base is base
+                    and _address(view) == address
+                    and _overlap(span, _span(view))
+                ):
                     found.append((vid, view))
-        address = _address(t)
         if address:
             self._index()
             sharers = self._by_storage.get(address)
@@ -165,7 +175,7 @@ class Registry:
                     other = ref()
                     # Checked again: `set_` or `resize_` may have moved it since.
                     fresh = other is not None and other is not t and sid not in seen
-                    if fresh and _address(other) == address:
+                    if fresh and _address(other) == address and _overlap(span, _span(other)):
                         found.append((sid, other))
                         seen.add(sid)
         return found
@@ -356,6 +366,27 @@ def _address(t: torch.Tensor) -> int:
         return t.untyped_storage().data_ptr()
     except Exception:
         return 0
+
+
+def _span(t: torch.Tensor) -> tuple[int, int] | None:
+    """The bytes of its storage a tensor can reach: from its first element to past its
+    last (None when it has no elements or its layout says nothing of the kind)."""
+    try:
+        if t.numel() == 0:
+            return None
+        size = t.element_size()
+        start = t.storage_offset()
+        last = start + sum((n - 1) * abs(s) for n, s in zip(t.shape, t.stride(), strict=True))
+        return start * size, (last + 1) * size
+    except Exception:  # sparse, nested, a wrapper subclass: assume it reaches everything
+        return None
+
+
+def _overlap(a: tuple[int, int] | None, b: tuple[int, int] | None) -> bool:
+    """Whether two spans share a byte (an unknown span counts as sharing)."""
+    if a is None or b is None:
+        return True
+    return a[0] < b[1] and b[0] < a[1]
 
 
 class _Releases:

@@ -31,7 +31,7 @@ from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
-from autograd_viz.core.capture._naming import assigned_name, building_statement
+from autograd_viz.core.capture._naming import assigned_name, building_statement, local_names
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
@@ -290,9 +290,9 @@ class Tracer:
         if registry.tensor_count != seen_before:
             if rec.snapshots.sharing:
                 self._foreign_inputs(args)
-            seen = self._first_seen(args, kwargs, outputs, seen_before)
+            seen, named = self._first_seen(args, kwargs, outputs, seen_before)
         else:
-            seen = None
+            seen = named = None
         # The nodes after the inputs: a node describes what it saved by tensor id, and an
         # input first seen here (`x * x.grad`) has one only from now on.
         grad_fns = [node_id(fn) for fn in fns]
@@ -316,6 +316,8 @@ class Tracer:
             event["constants"] = constants
         if seen:
             event["seen"] = seen
+        if named:
+            event["input_names"] = named
         if event["modules"]:
             event["calls"] = self.context.module_calls()
         if unwritten:
@@ -356,6 +358,15 @@ class Tracer:
         updated, self._updated = self._updated, None
         if updated:  # `F.batch_norm`'s running statistics, written in place
             event["updated"] = {tid(t): value(t) for t in updated}
+            mine = set(event["outputs"]) | set(event["updated"])
+            shared = {  # and what shares their memory (`stats[0]`'s base, a state_dict's)
+                wid: value(w)
+                for t in updated
+                for wid, w in registry.sharing_memory(t)
+                if wid not in mine
+            }
+            if shared:
+                event["written"] = {**event.get("written", {}), **shared}
         nodes = registry.nodes
         for t, nid in zip(outputs, grad_fns, strict=True):
             if nid is not None:
@@ -372,19 +383,24 @@ class Tracer:
 
     def _first_seen(
         self, args: tuple, kwargs: dict, outputs: list[torch.Tensor], seen_before: int
-    ) -> dict[str, Any] | None:
+    ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
         """The values of inputs this op is the first to meet (ids from `seen_before` on):
         tensors made where no mode sees, such as `nn.Parameter(t)`, a `copy.deepcopy`'d
         model's weights or a grad a hook was handed, had no value until something wrote
-        them. An output is left out: an in-place op's value is its own."""
+        them (an output is left out: an in-place op's value is its own); and the user's
+        local variables that hold them (`g` in a custom backward's `return g * b`)."""
         rec = self.recording
         known = rec.registry.known_id
-        found = {}
+        found: dict[str, Any] = {}
+        fresh: dict[str, torch.Tensor] = {}
         for t in tensors_in(args) + tensors_in(list(kwargs.values())):
             tid = known(t)
-            if tid is not None and int(tid[1:]) >= seen_before and not any(t is o for o in outputs):
-                found[tid] = rec.value(t)
-        return found or None
+            if tid is not None and int(tid[1:]) >= seen_before:
+                fresh[tid] = t
+                if not any(t is o for o in outputs):
+                    found[tid] = rec.value(t)
+        names = local_names(sys._getframe(4), rec.filename, fresh) if fresh else {}
+        return found or None, names or None
 
     def _foreign_inputs(self, args: tuple) -> None:
         """A tensor seen for the first time as an input may hold memory torch did not

@@ -64,7 +64,7 @@ class OpEvent(TraceEvent):
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
         "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
-        "grad_of", "calls", "written", "updated", "seen",
+        "grad_of", "calls", "written", "updated", "seen", "input_names",
     }  # fmt: skip
 
     op: str
@@ -92,6 +92,8 @@ class OpEvent(TraceEvent):
     # Inputs first met here, made where no mode sees (`nn.Parameter(t)`, `copy.deepcopy`):
     # id -> value as the call found it.
     seen: Mapping[str, TensorValue] | None = None
+    # The user's locals holding inputs first met here (`g` in `return g * b`): id -> name.
+    input_names: Mapping[str, str] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -120,6 +122,7 @@ class OpEvent(TraceEvent):
             _read_written(data.get("written")),
             _read_written(data.get("updated")),
             _read_written(data.get("seen")),
+            data.get("input_names"),
             source=data,
         )
 
@@ -157,6 +160,8 @@ class OpEvent(TraceEvent):
             out["updated"] = {t: v.to_event_dict() for t, v in self.updated.items()}
         if self.seen is not None:
             out["seen"] = {t: v.to_event_dict() for t, v in self.seen.items()}
+        if self.input_names is not None:
+            out["input_names"] = dict(self.input_names)
         if self.calls is not None:
             out["calls"] = list(self.calls)
         return self._finish(out)

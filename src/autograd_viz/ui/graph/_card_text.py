@@ -94,7 +94,7 @@ def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
 def _longest_fitting(advance: Callable[[str], float], word: str, width: int) -> int:
     """How many of `word`'s first characters go on a row of `width` (at least one): up to
     the last place it reads as two words (`Transformer|EncoderLayer`, `multihead_|attn`,
-    `layers.|0`) when that keeps over half the row, else as many as fit."""
+    `layers.|0`, `head|#1`) when that keeps over half the row, else as many as fit."""
     low, high = 1, len(word)
     while low < high:
         middle = (low + high + 1) // 2
@@ -104,7 +104,7 @@ def _longest_fitting(advance: Callable[[str], float], word: str, width: int) -> 
             high = middle - 1
     for cut in range(low, max(1, low // 2), -1):
         before, after = word[cut - 1], word[cut]
-        if before in "_.-/" or (before.islower() and after.isupper()):
+        if before in "_.-/" or after == "#" or (before.islower() and after.isupper()):
             return cut
     return low
 
