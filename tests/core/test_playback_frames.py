@@ -637,3 +637,56 @@ def test_a_batch_norm_with_momentum_zero_claims_no_update() -> None:
     )
     _plain, _trace, player = _plain_and_forward(code)
     assert not any("updates" in c for c in _steps(player))
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+def test_an_optimizer_step_that_writes_the_grads_shows_it(foreach) -> None:
+    """SGD with nesterov and foreach adds its momentum into each grad in place: the
+    replay kept the grad backward left."""
+    code = (
+        "import torch\nw = torch.nn.Parameter(torch.tensor([1.0, 2.0]))\n"
+        f"opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, nesterov=True, foreach={foreach})\n"
+        "for _ in range(2):\n    (w * 3).sum().backward()\n    opt.step()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    captions = _steps(player)
+    w = trace.tensor_named("w").id
+    assert player.grad_at(w).data == pytest.approx(plain["w"].grad.tolist())
+    assert player.value_at(w).data == pytest.approx(plain["w"].tolist())
+    if foreach:  # (the single-tensor path leaves the grads alone)
+        assert captions[-1].startswith("line 6: w.grad written by SGD.step() — .grad")
+
+
+def test_the_backward_view_shows_what_a_hook_did_inside_the_pass() -> None:
+    """A post-accumulate hook clamps the grad inside backward(): the Backward view ended
+    on the unclamped grad torch never left behind."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, -2.0], requires_grad=True)\ndef clip(p):\n"
+        "    p.grad.clamp_(-0.5, 0.5)\nw.register_post_accumulate_grad_hook(clip)\n"
+        "(w * 3).sum().backward()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(BACKWARD)
+    captions = _steps(player)
+    assert captions[-1].startswith("line 4: clamp(w.grad) → w.grad = [0.5, 0.5]")
+    assert player.grad_at(trace.tensor_named("w").id).data == plain["w"].grad.tolist()
+
+
+def test_accumulate_grad_into_a_view_changes_its_base() -> None:
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\nbuf = torch.zeros(4)\n"
+        "w.grad = buf[:2]\n(w * 3).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    player.set_mode(EVERYTHING)
+    captions = _steps(player)
+    assert captions[-1].startswith("w.grad: [0.0, 0.0] → [3.0, 3.0]")
+    assert player.value_at(trace.tensor_named("buf").id).data == plain["buf"].tolist()
+    assert plain["buf"].tolist() == [3.0, 3.0, 0.0, 0.0]

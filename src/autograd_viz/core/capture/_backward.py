@@ -220,4 +220,8 @@ class BackwardRecorder:
             }
             if grad is not None and (gid := recording.registry.known_id(grad)) is not None:
                 event["grad_tensor"] = gid  # `g = w.grad` earlier: g is what changed
+                # `w.grad = buf[:2]`: AccumulateGrad adds into buf's memory too.
+                shared = recording.registry.sharing_memory(grad)
+                if shared:
+                    event["written"] = {wid: recording.value(w) for wid, w in shared}
             recording.emit(event)

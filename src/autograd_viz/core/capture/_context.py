@@ -41,6 +41,7 @@ class ModuleAndOptimizerHooks:
         # Per step() running now (one may run another's: a Lookahead wrapping SGD), the
         # parameters noted before it, innermost last.
         self._step_before: list[list[tuple[torch.Tensor, bool, int, Any]]] = []
+        self._step_grads: list[list[tuple[Any, int, Any]]] = []  # see _before_step
         # Per step running: copies of its parameters as they were (the update's norm).
         self._step_copies: list[list[torch.Tensor | None]] = []
         # One entry per step() running now: how many record_function blocks inside it are
@@ -154,6 +155,13 @@ class ModuleAndOptimizerHooks:
             )
             noted = self._step_before[-1]
             self._step_copies.append(recording.step_stats.before([p for p, *_ in noted]))
+            # Each grad as it was: a step may write it in place too (SGD with nesterov
+            # and foreach adds the momentum buffer into the grads).
+            grads = [p.grad for p, *_ in noted]
+            self._step_grads.append(
+                [(g, g._version, recording.recall(g)) if g is not None else (None, 0, None)
+                 for g in grads]
+            )  # fmt: skip
         unrecorded = recording.unrecorded()  # the optimizer's arithmetic is not the user's
         unrecorded.__enter__()  # left in _step_ended
         recording.snapshots.changed()  # and the tracer does not see what step() writes
@@ -201,6 +209,19 @@ class ModuleAndOptimizerHooks:
                     if shared:  # a tied weight (`nn.Parameter(enc.weight.t())`) moved too
                         event["written"] = {wid: recording.value(w) for wid, w in shared}
                     recording.emit(event)
+                grads = self._step_grads[-1] if self._step_grads else []
+                for (p, *_), (grad, version, before) in zip(noted, grads, strict=False):
+                    if grad is not None and p.grad is grad and grad._version != version:
+                        recording.emit(
+                            {
+                                "kind": "grad_reset",
+                                "line": line,
+                                "tensor": recording.tid(p),
+                                "how": f".grad written by {type(optimizer).__name__}.step()",
+                                "before": before,
+                                "after": recording.recall(grad),
+                            }
+                        )
                 recording.step_stats.after(line, type(optimizer).__name__, first_event, moved)
         finally:
             self._step_ended()
@@ -208,6 +229,8 @@ class ModuleAndOptimizerHooks:
     def _step_ended(self) -> None:
         if self._step_before:
             self._step_before.pop()
+        if self._step_grads:
+            self._step_grads.pop()
         if self._step_copies:
             self._step_copies.pop()  # the parameters as they were: let go of now
         if self._steps:

@@ -111,6 +111,15 @@ class _StepLists:
                     for i in positions
                     if not isinstance(e := event(i), BackwardEndEvent) or e.results
                 ]
+                if mode == BACKWARD:  # what ran inside a pass: a custom backward's ops, a
+                    # hook's (`p.grad.clamp_(-1, 1)` after AccumulateGrad)
+                    inside = [
+                        i
+                        for i in self._index.of_kind(OpEvent.kind)
+                        if isinstance(e := event(i), OpEvent) and e.in_backward
+                    ]
+                    if inside:
+                        positions = sorted(positions + inside)
             for group in folds(positions, event):
                 first = event(group[0])
                 if not (isinstance(first, OpEvent) and first.construction is not None):

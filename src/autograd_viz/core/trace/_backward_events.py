@@ -305,18 +305,27 @@ class AccumulateEvent(ChangeEvent):
 
     kind: ClassVar[str] = "accumulate"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
-        "tensor", "node", "before", "after", "grad_tensor",
+        "tensor", "node", "before", "after", "grad_tensor", "written",
     }  # fmt: skip
 
     node: str | None
     # The id of the tensor object that is the .grad now, when the run gave it one: `g =
     # w.grad` before this backward, which AccumulateGrad adds into, so g changes too.
     grad_tensor: str | None = None
+    # Other tensors on that memory (`w.grad = buf[:2]`: buf): id -> value after the add.
+    written: Mapping[str, TensorValue] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
         """From the JSON form."""
-        return cls(*read_change(data, memo), data.get("node"), data.get("grad_tensor"), source=data)
+        written = data.get("written")
+        shared = (
+            {t: TensorValue.from_event_dict(v) for t, v in written.items() if v is not None}
+            if written
+            else None
+        )
+        node, grad_tensor = data.get("node"), data.get("grad_tensor")
+        return cls(*read_change(data, memo), node, grad_tensor, shared or None, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -330,14 +339,18 @@ class AccumulateEvent(ChangeEvent):
         }
         if self.grad_tensor is not None:
             out["grad_tensor"] = self.grad_tensor
+        if self.written is not None:
+            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
         return self._finish(out)
 
     def changes(self) -> tuple[ValueChange, ...]:
-        """The leaf's .grad, and the value of the tensor that .grad is, if it has an id."""
+        """The leaf's .grad, and the values of the tensor that .grad is (if it has an id)
+        and of the others on its memory."""
         grad = ValueChange(self.tensor, True, self.before, self.after)
-        if self.grad_tensor is None:
-            return (grad,)
-        return (grad, ValueChange(self.grad_tensor, False, None, self.after))
+        also = [ValueChange(t, False, None, v) for t, v in (self.written or {}).items()]
+        if self.grad_tensor is not None:
+            also.insert(0, ValueChange(self.grad_tensor, False, None, self.after))
+        return (grad, *also)
 
     def node_ids(self) -> tuple[str, ...]:
         """The AccumulateGrad node."""
