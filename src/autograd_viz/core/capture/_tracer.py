@@ -14,6 +14,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from autograd_viz.core.capture._attributes import attribute, history_break
 from autograd_viz.core.capture._backward import BackwardRecorder
 from autograd_viz.core.capture._calls import (
     BACKWARD_CALLS,
@@ -36,7 +37,6 @@ from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
 from autograd_viz.core.capture._tensor_set import TensorSetRecording
-from autograd_viz.core.trace import json_number
 from autograd_viz.core.trace.events import VIEW_ATTRIBUTES
 
 DEFAULT_MAX_EVENTS = 50_000
@@ -158,7 +158,7 @@ class Tracer:
         if name in ("__get__", "__set__", "__delete__"):
             attr = getattr(getattr(func, "__self__", None), "__name__", "")
             if name != "__get__" or attr not in VIEW_ATTRIBUTES:
-                return self._attribute(func, name, args, kwargs)
+                return attribute(rec, func, name, args, kwargs)
             name = attr  # `m.T`, `z.real`: a view, recorded as the op it is
         call = BACKWARD_CALLS.get(func)
         if call is not None:
@@ -169,7 +169,7 @@ class Tracer:
                 rec.registry.may_write(args[0])
         if name in HISTORY_BREAKS:
             result = self._call_warning_at_user_line(func, args, kwargs)
-            self._history_break(HISTORY_BREAKS[name], args[0] if args else None, result)
+            history_break(rec, HISTORY_BREAKS[name], args[0] if args else None, result)
             return result
         if name in ("zero_", "_foreach_zero_"):
             return self._zeroing(func, name, args, kwargs)
@@ -415,30 +415,6 @@ class Tracer:
                 self.recording.snapshots.escaped()
                 return
 
-    def _history_break(self, how: str, t: Any, result: Any) -> None:
-        if not isinstance(t, torch.Tensor):
-            return
-        rec = self.recording
-        with rec.own_reads():
-            if not t.requires_grad:
-                return  # nothing to cut: no autograd history runs through this tensor
-            event: dict[str, Any] = {
-                "kind": "history_break",
-                "line": rec.user_line(),
-                "how": how,
-                "tensor": rec.tid(t),
-                "grad_fn": rec.registry.node_id(grad_fn_of(t)),
-            }
-            if isinstance(result, torch.Tensor):
-                event["result"] = rec.tid(result)
-                event["result_requires_grad"] = bool(result.requires_grad)
-                event["result_value"] = made = rec.value(result)
-                if not result.requires_grad:  # drawn cut off, where it feeds the graph
-                    rec.registry.kept_constant(result, event["result"], made)
-            elif isinstance(result, (int, float, bool, complex)):
-                event["value"] = json_number(result)
-            rec.emit(event)
-
     def _zeroing(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
         """`x.grad.zero_()` (or a foreach zero over grads): a grad reset, before and after."""
         rec = self.recording
@@ -467,91 +443,3 @@ class Tracer:
         with unseen():
             self._op(name, args, kwargs, result, inplace=True)
         return result
-
-    def _attribute(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
-        attr = getattr(getattr(func, "__self__", None), "__name__", "")
-        owner = args[0] if args else None
-        if not isinstance(owner, torch.Tensor) or attr not in ("grad", "data"):
-            return func(*args, **kwargs)
-        rec = self.recording
-        if name == "__get__":
-            result = func(*args, **kwargs)
-            if attr == "grad" and result is not None:
-                rec.own_grad(result, rec.tid(owner))
-            elif attr == "data":
-                leaf = rec.grad_owner(owner)
-                if leaf is not None:  # x.grad.data is still x's grad storage
-                    rec.own_grad(result, leaf)
-                self._history_break(".data", owner, result)
-            return result
-        if name == "__set__" and len(args) >= 2:
-            with rec.own_reads():
-                if _sets_itself(attr, owner, args[1]):
-                    # `w.grad += 1`, `w.data -= lr * g`: the in-place op before it wrote
-                    # the memory (its step shows that); setting it back changes nothing.
-                    return func(*args, **kwargs)
-                before = rec.recall(owner.grad if attr == "grad" else owner)
-            result = func(*args, **kwargs)
-            if attr == "data":  # the tensor now shows other memory, same version counter
-                rec.snapshots.changed()
-            with rec.own_reads():
-                self._record_assignment(attr, owner, args[1], before)
-            return result
-        return func(*args, **kwargs)
-
-    def _record_assignment(self, attr: str, owner: torch.Tensor, value: Any, before: Any) -> None:
-        rec = self.recording
-        line = rec.user_line()
-        if attr == "grad" and value is None:
-            if before is not None:
-                rec.emit(
-                    {
-                        "kind": "grad_reset",
-                        "line": line,
-                        "tensor": rec.tid(owner),
-                        "how": ".grad = None",
-                        "before": before,
-                        "after": None,
-                    }
-                )
-        elif attr == "grad":
-            rec.own_grad(value, rec.tid(owner))
-            rec.emit(
-                {
-                    "kind": "grad_assign",
-                    "line": line,
-                    "tensor": rec.tid(owner),
-                    "before": before,
-                    "after": rec.recall(value),
-                }
-            )
-        else:
-            rec.emit(
-                {
-                    "kind": "param_update",
-                    "line": line,
-                    "tensor": rec.tid(owner),
-                    "how": ".data =",
-                    "before": before,
-                    "after": rec.recall(owner),
-                }
-            )
-
-
-def _sets_itself(attr: str, owner: torch.Tensor, value: Any) -> bool:
-    """Whether `owner.<attr> = value` leaves everything as it was: `.grad` set to the very
-    tensor it holds, or `.data` to a tensor on the same memory, seen the same way."""
-    if attr == "grad":
-        return value is not None and value is owner.grad
-    if not isinstance(value, torch.Tensor):
-        return False
-    try:
-        return (
-            value.untyped_storage().data_ptr() == owner.untyped_storage().data_ptr()
-            and value.storage_offset() == owner.storage_offset()
-            and value.shape == owner.shape
-            and value.stride() == owner.stride()
-            and value.dtype == owner.dtype
-        )
-    except Exception:  # no storage of its own (a wrapper subclass, meta): say it changed
-        return False

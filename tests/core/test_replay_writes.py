@@ -1,0 +1,362 @@
+"""Replay frames that agree with torch where one write reaches other tensors (aliases,
+views, tied weights, a grad held elsewhere), where torch writes without saying so (a batch
+norm's running statistics, an optimizer's grads, a hook inside backward), and where a
+tensor comes from somewhere no mode sees (`nn.Parameter(t)`, `m.T`). Plain torch is the
+oracle throughout."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD
+from autograd_viz.core.playback.run_view import prepare_run
+
+
+def _plain_and_forward(code: str, mode: str = FORWARD):
+    """What plain torch left (the oracle), the trace, and its player in `mode`."""
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(mode)
+    return plain, trace, player
+
+
+def _steps(player) -> list:
+    """The caption of each step of the view, the player left at the end."""
+    seen = []
+    while player.step_forward():
+        seen.append(player.current.caption)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "alias",
+    ["w.detach()", "w.data", "torch.from_numpy(w.detach().numpy())", "w.detach().t()"],
+)
+def test_a_write_through_an_alias_shows_on_the_tensor_that_shares_its_memory(alias) -> None:
+    """`d = w.detach(); d.mul_(10)` changes w in torch: its storage is w's. The replay
+    kept w's old numbers to the end, since only views (`_base`) were followed."""
+    code = (
+        "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+        f"d = {alias}\nd.mul_(10)\nwith torch.no_grad():\n    w.add_(1)\ny = w * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w, d = trace.tensor_named("w").id, trace.tensor_named("d").id
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+        if player.current.caption.startswith("line 4:"):
+            assert player.value_at(w).data == [20.0, 30.0]  # what torch's w held then
+            assert "also changes " in player.current.caption
+            assert player.current.caption.endswith(" w (same memory)")
+        if player.current.caption.startswith("line 6:"):
+            assert player.value_at(d).data == plain["d"].tolist() == [21.0, 31.0]
+    assert any(c.startswith("line 4:") for c in captions)
+    assert any(c.startswith("line 6:") for c in captions)
+    assert player.value_at(w).data == plain["w"].tolist()
+
+
+def test_a_state_dict_entry_written_in_place_shows_on_the_models_parameter() -> None:
+    code = (
+        "import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(2, 1)\n"
+        "sd = model.state_dict()\nsd['weight'].fill_(0.5)\ny = model(torch.ones(1, 2))\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    weight = trace.tensor_named("model.weight").id
+    while player.step_forward():
+        if player.current.caption.startswith("line 5:"):
+            break
+    assert player.value_at(weight).data == plain["model"].weight.tolist() == [[0.5, 0.5]]
+
+
+def test_an_augmented_assignment_to_grad_or_data_is_one_step_with_its_true_before() -> None:
+    """`w.grad += 1` is an in-place add, then `w.grad = <the same tensor>`; the second
+    part changes nothing, yet it was a step reading ".grad [5.0, 7.0] → [5.0, 7.0]"."""
+    code = (
+        "import torch\nw = torch.tensor([2.0, 3.0], requires_grad=True)\n"
+        "(w * w).sum().backward()\nw.grad += 1\nw.data -= 0.1 * w.grad\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w = trace.tensor_named("w").id
+    steps = {}
+    while player.step_forward():
+        line = player.current.caption.split(":")[0]
+        steps.setdefault(line, []).append(player.current.caption)
+    assert len(steps["line 4"]) == 1 and steps["line 4"][0].endswith("w.grad = [5.0, 7.0]")
+    assert steps["line 5"][-1].startswith("line 5: sub(w.data")
+    assert player.value_at(w).data == plain["w"].tolist()
+
+
+def test_what_a_post_accumulate_grad_hook_does_is_replayed_after_its_accumulate() -> None:
+    """An optimizer fused into backward (`w.register_post_accumulate_grad_hook(step)`):
+    torch runs the hook with every mode off, so its update went unrecorded and the replay
+    kept the old weight to the end."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "def step(p):\n    with torch.no_grad():\n        p.sub_(0.25 * p.grad)\n"
+        "    p.grad = None\n"
+        "w.register_post_accumulate_grad_hook(step)\n(w ** 2).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w = trace.tensor_named("w").id
+    player.set_mode(EVERYTHING)
+    seen = []
+    while player.step_forward():
+        grad = player.grad_at(w)
+        seen.append((player.current.caption, player.value_at(w).data, grad and grad.data))
+    accumulate = next(i for i, (c, _, _) in enumerate(seen) if "(AccumulateGrad adds)" in c)
+    assert seen[accumulate][1:] == ([1.0, 2.0], [2.0, 4.0])  # written, the hook not begun
+    update = next(i for i, (c, _, _) in enumerate(seen) if c.startswith("line 5: sub(w"))
+    assert update > accumulate and seen[update][1] == [0.5, 1.0]
+    assert seen[-1][0].startswith("line 6: w.grad = None")
+    assert seen[-1][1:] == (plain["w"].tolist(), None) and plain["w"].grad is None
+
+
+def test_a_training_batch_norm_updates_its_running_statistics() -> None:
+    """Torch writes a training batch norm's running mean and variance in place, without a
+    version bump or an in-place name: the replay kept them at zeros and ones."""
+    code = (
+        "import torch\nimport torch.nn.functional as F\nrm = torch.zeros(1)\nrv = torch.ones(1)\n"
+        "y = F.batch_norm(torch.tensor([[1.0], [3.0]]), rm, rv, training=True)\nz = rm * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    mean, var = trace.tensor_named("rm").id, trace.tensor_named("rv").id
+    while player.step_forward():
+        if "batch_norm(" in player.current.caption:
+            break
+    assert player.current.caption.endswith(
+        "· updates rm, rv  · nothing drawn: it ran on "
+        "tensors that need no grad, so it is not part of the graph"
+    )
+    assert player.value_at(mean).data == pytest.approx(plain["rm"].tolist())
+    assert player.value_at(var).data == pytest.approx(plain["rv"].tolist())
+    assert plain["rm"].tolist() != [0.0]
+
+
+def test_a_parameter_made_from_a_tensor_has_its_value_from_its_first_use() -> None:
+    """`nn.Parameter(t)` is made where no mode sees: its numbers were known at the end of
+    the run only, never at a step."""
+    code = "import torch\np = torch.nn.Parameter(torch.ones(2) * 3)\nq = p * 2\n"
+    plain, trace, player = _plain_and_forward(code)
+    p = trace.tensor_named("p").id
+    captions = _steps(player)
+    assert captions[-1].startswith("line 3: mul(p) → q")
+    assert player.value_at(p).data == plain["p"].tolist() == [3.0, 3.0]
+
+
+def test_a_backward_that_raises_keeps_what_it_added_to_a_retained_grad() -> None:
+    code = (
+        "import torch\na = torch.tensor([1.0, 2.0], requires_grad=True)\nb = a * a\n"
+        "b.retain_grad()\nb.sum().backward()\nb.sum().backward()\n"
+    )
+    trace = run_source(code)  # (plain torch raises: it is run by hand below)
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    b = trace.tensor_named("b").id
+    captions = _steps(player)
+    assert "RuntimeError" in captions[-1]
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b_torch = a * a
+    b_torch.retain_grad()
+    b_torch.sum().backward()
+    with pytest.raises(RuntimeError):
+        b_torch.sum().backward()
+    assert player.grad_at(b).data == b_torch.grad.tolist() == [2.0, 2.0]
+
+
+def test_requires_grad_on_a_detached_tensor_changes_nothing_else() -> None:
+    code = (
+        "import torch\nx = torch.tensor([1.0, 2.0])\nd = x.detach()\nd.requires_grad_()\n"
+        "y = d * 2\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert not any("also changes" in c for c in captions)
+
+
+def test_a_grad_bound_to_a_name_follows_what_accumulate_grad_adds_into_it() -> None:
+    """`g = w.grad; g.zero_()`, then a backward: AccumulateGrad adds into that very
+    tensor, so g is [5.0] in torch; the replay kept it at [0.0]."""
+    code = (
+        "import torch\nw = torch.tensor([1.0], requires_grad=True)\n(w * 3).sum().backward()\n"
+        "g = w.grad\ng.zero_()\n(w * 5).sum().backward()\nn = g * 1\n"
+    )
+    _plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    g = trace.tensor_named("g").id
+    values = []
+    while player.step_forward():
+        value = player.value_at(g)
+        values.append((player.current.caption, value and value.data))
+    adds = [v for c, v in values if c.startswith("w.grad: [0.0] → [5.0]")]
+    assert adds == [[5.0]]
+    assert values[-1][0].startswith("line 7: mul(g) → n = [5.0]") and values[-1][1] == [5.0]
+
+
+def test_requires_grad_says_which_way_and_deepcopy_names_only_what_it_copied() -> None:
+    code = (
+        "import torch, copy\nw = torch.tensor([1.0, 2.0])\nw.requires_grad_(True)\n"
+        "a = torch.tensor([1.0])\nb = copy.deepcopy(a)\nc = copy.deepcopy(b)\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert "line 3: requires_grad(w, True) → w = [1.0, 2.0]" in captions
+    assert any(c.startswith("line 5: deepcopy(a) → b = [1.0]") for c in captions)
+    assert any(c.startswith("line 6: deepcopy(b) → c = [1.0]") for c in captions)
+
+
+def test_a_modules_buffers_are_named_by_path_and_not_drawn() -> None:
+    code = (
+        "import torch\nbn = torch.nn.BatchNorm1d(1)\nx = torch.tensor([[1.0], [3.0]])\n"
+        "y = bn(x).sum()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert any(
+        "batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias)" in c
+        and c.endswith("· updates bn.running_mean, bn.running_var")
+        for c in captions
+    )
+    mean = trace.tensor_named("bn.running_mean")
+    assert mean.buffer and mean.value.data == pytest.approx(plain["bn"].running_mean.tolist())
+    drawn = prepare_run(trace).graph
+    assert mean.id not in drawn.nodes and trace.tensor_named("bn.weight").id in drawn.nodes
+
+
+def test_a_view_read_as_an_attribute_is_a_step_with_its_numbers() -> None:
+    """`t = m.T`, `re = z.real`: torch makes a view, and the replay had no step for it, so
+    `re` read "…" until written, and a write to it did not reach z."""
+    code = (
+        "import torch\nm = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)\n"
+        "t = m.T\nz = torch.tensor([1 + 1j, 2 - 1j])\nre = z.real\nre.mul_(10)\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    assert captions[1].startswith("line 3: m.T → t = ")
+    assert player.value_at(trace.tensor_named("t").id).data == plain["t"].tolist()
+    assert any(c.startswith("line 5: z.real → re = [1.0, 2.0]") for c in captions)
+    assert player.value_at(trace.tensor_named("re").id).data == plain["re"].tolist()
+    assert player.value_at(trace.tensor_named("z").id).data == [[10.0, 1.0], [20.0, -1.0]]
+
+
+def test_an_optimizer_step_on_a_weight_moves_the_weight_tied_to_it() -> None:
+    """`dec.weight = nn.Parameter(enc.weight.t())` shares enc.weight's memory: SGD's step
+    on enc.weight moves dec.weight in torch; the replay kept dec.weight as it was."""
+    code = (
+        "import torch\ntorch.manual_seed(8)\nenc = torch.nn.Linear(3, 2, bias=False)\n"
+        "dec = torch.nn.Linear(2, 3, bias=False)\ndec.weight = torch.nn.Parameter(enc.weight.t())\n"
+        "x = torch.randn(2, 3)\nloss = (dec(enc(x)) - x).pow(2).mean()\nloss.backward()\n"
+        "opt = torch.optim.SGD(enc.parameters(), lr=0.1)\nopt.step()\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    assert captions[-1].endswith("· also changes dec.weight (same memory)")
+    tied = player.value_at(trace.tensor_named("dec.weight").id).data
+    assert torch.tensor(tied).allclose(plain["dec"].weight.detach())
+    assert not torch.tensor(tied).allclose(
+        plain["dec"].weight.detach() + 0.1 * plain["enc"].weight.grad.t()
+    )
+
+
+def test_a_gradient_a_custom_backward_was_handed_is_called_by_its_parameter() -> None:
+    """`def backward(ctx, g): return g * 2 * x`: the caption read `mul(t5)`."""
+    code = (
+        "import torch\nclass Square(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        x, = ctx.saved_tensors\n"
+        "        return g * 2 * x\nw = torch.tensor([1.0, 3.0], requires_grad=True)\n"
+        "Square.apply(w).sum().backward()\n"
+    )
+    _plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    assert any(c.startswith("line 10: mul(g) → ") for c in captions), captions
+    assert player.grad_at(trace.tensor_named("w").id).data == [2.0, 6.0]
+
+
+@pytest.mark.parametrize(
+    ("code", "line", "claim"),
+    [
+        # a's old view b is not on a's memory once a.set_(c); c is.
+        (
+            "a = torch.zeros(3)\nb = a.view(3)\nc = torch.ones(3)\na.set_(c)\na.add_(1)\n",
+            6,
+            "also changes c (same memory)",
+        ),
+        # a's write leaves the other chunk b as it was.
+        ("x = torch.zeros(4)\na, b = x.chunk(2)\na.fill_(1)\n", 4, "also changes x (same memory)"),
+        # The running statistics held in a view write its base.
+        (
+            "import torch.nn.functional as F\nstats = torch.zeros(2, 2)\n"
+            "x = torch.tensor([[1.0, 2.0], [3.0, 6.0]])\n"
+            "y = F.batch_norm(x, stats[0], stats[1], training=True, momentum=0.5)\n",
+            5,
+            "also changes stats (same memory)",
+        ),
+    ],
+)
+def test_a_write_names_exactly_the_other_tensors_it_changed(code, line, claim) -> None:
+    code = "import torch\n" + code
+    plain, trace, player = _plain_and_forward(code)
+    captions = [c for c in _steps(player) if c.startswith(f"line {line}:")]
+    assert claim in captions[-1], captions
+    assert captions[-1].count("also changes") == 1 and ", " not in claim
+    for name, t in plain.items():
+        info = trace.tensor_named(name) if isinstance(t, torch.Tensor) else None
+        if info is not None and player.value_at(info.id) is not None:
+            assert torch.tensor(player.value_at(info.id).data).allclose(t.float()), name
+
+
+def test_a_batch_norm_with_momentum_zero_claims_no_update() -> None:
+    code = (
+        "import torch\nbn = torch.nn.BatchNorm1d(2, momentum=0.0)\n"
+        "y = bn(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))\n"
+    )
+    _plain, _trace, player = _plain_and_forward(code)
+    assert not any("updates" in c for c in _steps(player))
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+def test_an_optimizer_step_that_writes_the_grads_shows_it(foreach) -> None:
+    """SGD with nesterov and foreach adds its momentum into each grad in place: the
+    replay kept the grad backward left."""
+    code = (
+        "import torch\nw = torch.nn.Parameter(torch.tensor([1.0, 2.0]))\n"
+        f"opt = torch.optim.SGD([w], lr=0.1, momentum=0.9, nesterov=True, foreach={foreach})\n"
+        "for _ in range(2):\n    (w * 3).sum().backward()\n    opt.step()\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    w = trace.tensor_named("w").id
+    assert player.grad_at(w).data == pytest.approx(plain["w"].grad.tolist())
+    assert player.value_at(w).data == pytest.approx(plain["w"].tolist())
+    if foreach:  # (the single-tensor path leaves the grads alone)
+        assert captions[-1].startswith("line 6: w.grad written by SGD.step() — .grad")
+
+
+def test_the_backward_view_shows_what_a_hook_did_inside_the_pass() -> None:
+    """A post-accumulate hook clamps the grad inside backward(): the Backward view ended
+    on the unclamped grad torch never left behind."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, -2.0], requires_grad=True)\ndef clip(p):\n"
+        "    p.grad.clamp_(-0.5, 0.5)\nw.register_post_accumulate_grad_hook(clip)\n"
+        "(w * 3).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code, BACKWARD)
+    captions = _steps(player)
+    assert captions[-1].startswith("line 4: clamp(w.grad) → w.grad = [0.5, 0.5]")
+    assert player.grad_at(trace.tensor_named("w").id).data == plain["w"].grad.tolist()
+
+
+def test_accumulate_grad_into_a_view_changes_its_base() -> None:
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\nbuf = torch.zeros(4)\n"
+        "w.grad = buf[:2]\n(w * 3).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    player.set_mode(EVERYTHING)
+    captions = _steps(player)
+    assert captions[-1].startswith("w.grad: [0.0, 0.0] → [3.0, 3.0]")
+    assert player.value_at(trace.tensor_named("buf").id).data == plain["buf"].tolist()
+    assert plain["buf"].tolist() == [3.0, 3.0, 0.0, 0.0]
