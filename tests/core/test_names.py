@@ -131,3 +131,31 @@ out = lin(torch.ones(1, 3))
     triu = [e for e in trace.events if e["kind"] == "op" and e["op"] == "triu"]
     assert triu and set(triu[-1]["modules"]) <= paths | {"lin"}
     assert triu[-1]["modules"][-1] == "lin.parametrizations.weight.0"
+
+
+def test_every_pass_of_a_loop_names_what_a_function_or_a_forward_returned() -> None:
+    """`out = model(x)` and `loss = loss_of(out, y)` in a loop: only the last pass's
+    results were named (by the namespace at the end); the first read `tanh(…)`,
+    `mean(…)`. What a user's function (or a module's `forward`) returns is named by the
+    line that called it, pass after pass."""
+    code = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 1)\n    def forward(self, x):\n"
+        "        return torch.tanh(self.fc(x))\n"
+        "def loss_of(pred, y):\n    return ((pred - y) ** 2).mean()\n"
+        "model = Net()\nx = torch.randn(4, 2)\ny = torch.randn(4, 1)\n"
+        "for i in range(2):\n    out = model(x)\n    loss = loss_of(out, y)\n"
+        "    z = loss_of(out, y) + 1\n"
+    )
+    trace = run_source(code)
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode(FORWARD)
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    assert sum(c.startswith("line 9: tanh(") and " → out = " in c for c in captions) == 2
+    assert sum(c.startswith("line 11: mean(") and " → loss = " in c for c in captions) == 2
+    # `z = loss_of(…) + 1`: the function's result is not what z holds
+    assert sum(c.startswith("line 11: mean(") for c in captions) == 4
+    assert sum(c.startswith("line 18: add(") and " → z = " in c for c in captions) == 2

@@ -9,6 +9,7 @@ multiply), and a module's construction is an `__init__` / `reset_parameters` fra
 
 from __future__ import annotations
 
+import bisect
 import dis
 import itertools
 import os
@@ -30,6 +31,13 @@ _BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
 
 # Per code object: call offset -> the name the next instruction stores into.
 _stores_after: dict[CodeType, dict[int, str]] = {}
+_returns_after: dict[CodeType, frozenset[int]] = {}  # offsets a `return` follows
+_starts: dict[CodeType, list[int]] = {}  # each instruction's offset, caches left out
+_MAX_RETURNS = 6  # user functions a result may be returned through and still be named
+# nn.Module.__call__'s frames between a `forward` that returns its last op and the line
+# that called the module (`out = model(x)`).
+_MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "inner"})
+_MODULE_FILE = os.path.join(_TORCH_DIR + "nn", "modules", "module.py")
 
 
 def _stores(code: CodeType) -> dict[int, str]:
@@ -96,12 +104,60 @@ def _unpacked(instructions: list[dis.Instruction]) -> dict[int, str]:
 def assigned_name(frame: FrameType | None, filename: str) -> str | None:
     """The variable the user's line binds this op's result to (`out = a * b` → "out"),
     or None when the op was not called by the user's line itself or its result is not
-    stored straight into a name."""
-    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
-        frame = frame.f_back
-    if frame is None or frame.f_code.co_filename != filename:
-        return None
-    return _stores(frame.f_code).get(frame.f_lasti)
+    stored straight into a name.
+
+    A result the user's function returns (`return F.mse_loss(pred, y)`, a `forward`'s
+    last op) is named by the line that called the function (`loss = loss_of(out, y)`,
+    `out = model(x)`, through `nn.Module.__call__`): in a loop every pass's result gets
+    the name, not the last pass's alone."""
+    for _ in range(_MAX_RETURNS):
+        while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+            frame = frame.f_back
+        if frame is None or frame.f_code.co_filename != filename:
+            return None
+        code, here = frame.f_code, frame.f_lasti
+        stores = _stores(code)
+        name = stores.get(here)
+        if name is None:  # paused in a Python call (`F.relu`), it stands on its caches
+            here = _instruction_at(code, here)
+            name = stores.get(here)
+        if name is not None or here not in _returns(code):
+            return name
+        frame = frame.f_back  # `return <the op>`: what the caller binds it to
+        while frame is not None and frame.f_code.co_filename == _MODULE_FILE:
+            if frame.f_code.co_name not in _MODULE_CALLS:
+                return None
+            frame = frame.f_back
+    return None
+
+
+def _instruction_at(code: CodeType, offset: int) -> int:
+    """The start of the instruction `offset` falls in: a frame paused in a call to a
+    Python function reports the last of the call's inline cache entries (CPython 3.11+),
+    one paused in a C function the call itself."""
+    starts = _starts.get(code)
+    if starts is None:
+        starts = _starts[code] = [ins.offset for ins in dis.get_instructions(code)]
+        if len(_starts) > 10_000:
+            _starts.clear()
+    i = bisect.bisect_right(starts, offset) - 1
+    return starts[i] if i >= 0 else offset
+
+
+def _returns(code: CodeType) -> frozenset[int]:
+    """The offsets of the instructions a `return` hands on straight away."""
+    found = _returns_after.get(code)
+    if found is None:
+        instructions = list(dis.get_instructions(code))
+        found = frozenset(
+            here.offset
+            for here, after in itertools.pairwise(instructions)
+            if after.opname == "RETURN_VALUE"
+        )
+        if len(_returns_after) > 10_000:
+            _returns_after.clear()
+        _returns_after[code] = found
+    return found
 
 
 def local_names(frame: FrameType | None, filename: str, tensors: dict[str, Any]) -> dict[str, str]:
