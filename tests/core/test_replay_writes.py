@@ -360,3 +360,14 @@ def test_accumulate_grad_into_a_view_changes_its_base() -> None:
     assert captions[-1].startswith("w.grad: [0.0, 0.0] → [3.0, 3.0]")
     assert player.value_at(trace.tensor_named("buf").id).data == plain["buf"].tolist()
     assert plain["buf"].tolist() == [3.0, 3.0, 0.0, 0.0]
+
+
+def test_a_deepcopy_of_a_leaf_is_said_to_be_a_new_leaf() -> None:
+    """`copy.deepcopy([x, 3])` of an x that requires grad: the copy requires grad too (a
+    new leaf); the caption said it "cannot carry a gradient"."""
+    code = "import torch, copy\nx = torch.ones(2, requires_grad=True)\nxs = copy.deepcopy([x, 3])\n"
+    plain, _trace, player = _plain_and_forward(code)
+    assert plain["xs"][0].requires_grad and plain["xs"][0].is_leaf
+    assert _steps(player)[-1].endswith(
+        "its result is a new leaf, with no history back to what it copied"
+    )

@@ -402,3 +402,29 @@ def test_the_op_a_backward_step_runs_keeps_its_name_beside_its_gradients(qtbot) 
         assert all(op.title in painter.texts for op in ops), (step.caption, painter.texts)
         checked += 1
     assert checked >= 3  # SumBackward0, ClampedExpBackward, MulBackward0
+
+
+def test_a_lit_accumulate_grad_leaves_room_for_its_leafs_label(qtbot) -> None:
+    """At model.2.bias's AccumulateGrad step, the lit op's name was held at the width of
+    "AccumulateGrad" (drawn as "Acc"), and the bias beside it lost its whole label: its
+    name, its value and the .grad the step had just written."""
+    source = (EXAMPLES / "linear_step.py").read_text(encoding="utf-8")
+    canvas = _canvas(qtbot, (870, 480))
+    _show(qtbot, canvas, source)
+    plain: dict = {}
+    exec(source, plain)
+    grad = plain["model"][2].bias.grad.item()
+    player = canvas.view.player
+    player.set_mode("all")
+    number = next(
+        i for i, s in enumerate(player.steps) if s.caption.startswith("model.2.bias.grad: None →")
+    )
+    player.seek(number)
+    canvas.grab()
+    image = QImage(canvas.viewport().size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    painter.setTransform(canvas._overlay.deviceTransform(canvas.viewportTransform()))
+    canvas._overlay.paint(painter)
+    painter.end()
+    assert painter.texts.count("bias") == 2
+    assert f"grad [{grad:.3g}]" in painter.texts, painter.texts

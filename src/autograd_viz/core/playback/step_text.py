@@ -22,6 +22,8 @@ MADE_WITHOUT_GRAD = (
 )
 NO_GRADIENT = "nothing drawn: its result cannot carry a gradient, so it is not part of the graph"
 NOT_KEPT = "nothing drawn: its result was not kept, so it is not in the picture"
+# A copy that is a leaf of its own (`copy.deepcopy` of a tensor that requires grad).
+NEW_LEAF = "nothing drawn: its result is a new leaf, with no history back to what it copied"
 NOT_BUILT = "nothing drawn: none of the tensors it made is in the picture"
 NOT_SHOWN = "nothing drawn: what it touched is not in the picture"
 REASONS = (
@@ -30,6 +32,7 @@ REASONS = (
     MADE_WITHOUT_GRAD,
     NO_GRADIENT,
     NOT_KEPT,
+    NEW_LEAF,
     NOT_BUILT,
     NOT_SHOWN,
 )
@@ -102,7 +105,7 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
         if not e.made:
             tensors = lookup.tensors
             if any(t in tensors and tensors[t].requires_grad for t in e.inputs):
-                return NO_GRADIENT
+                return NEW_LEAF if e.op == "deepcopy" else NO_GRADIENT
             return NEEDS_NO_GRAD if e.inputs else MADE_WITHOUT_GRAD  # empty(), randn()
         return NOT_KEPT
     if isinstance(e, HistoryBreakEvent):

@@ -214,7 +214,12 @@ class LabelPainting:
             node, centre = nodes.get(key), shown.get(key)
             if node is not None and centre is not None and node.kind in (OPERATION, ACCUMULATE):
                 top = centre.y() + (STYLES[node.kind].size + LIT_GROW_PX + LIT_PEN_PX) / 2 + 3
-                lines = [(node.title, self._op_font, op_metrics, c.op)]
+                # As wide as the name it is drawn with below (`Acc` where `AccumulateGrad`
+                # does not fit): the full width took the leaf's label beside it away.
+                title = node.title
+                if compact or half.get(key, 0.0) > room.get(key, float("inf")):
+                    title = short_op_name(title)
+                lines = [(title, self._op_font, op_metrics, c.op)]
                 placer.take(key, self._lines_rect(lines, centre.x(), top))
         self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
         # Names before operations, left to right: where two collide, a tensor keeps its
