@@ -79,3 +79,14 @@ def test_a_word_that_would_take_three_rows_is_cut_instead(metrics) -> None:
     assert [text for i, text in rows if i == 1] == [
         metrics[1].elidedText("LayerNorm", Qt.TextElideMode.ElideRight, width)
     ]
+
+
+def test_a_short_word_is_cut_not_broken_but_a_name_breaks_at_its_hash(metrics) -> None:
+    """A GAN's D.0#1 card in a narrow window read `Line|ar` and `Re|LU`."""
+    width = metrics[1].horizontalAdvance("Line") + 1
+    rows = card_rows(["D.0#1", "Linear", "ReLU"], metrics, width, 40 * metrics[1].height())
+    assert [t for i, t in rows if i == 1] == [
+        metrics[1].elidedText("Linear", Qt.TextElideMode.ElideRight, width)
+    ]
+    if metrics[0].horizontalAdvance("D.0#1") > width:  # the title breaks where it reads
+        assert [t for i, t in rows if i == 0] == ["D.0", "#1"]

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetricsF
 
 MAX_PIECES = 2  # rows a word may be broken over
+LONG_WORD = 10  # letters a word needs before it is broken where it does not read as two
 
 
 def card_rows(
@@ -78,9 +79,10 @@ def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
             rows.append(current)
         pieces = 1
         while len(word) > 1 and advance(word) > width:
-            if pieces == MAX_PIECES:  # `Lay|er|Nor|m` reads worse than `LayerN…`
+            cut = _cut(advance, word, width)
+            if pieces == MAX_PIECES or cut is None:  # `Lay|er|Nor|m`, `Line|ar`: cut instead
+                _CACHE[key] = ()
                 return ()
-            cut = _longest_fitting(advance, word, width)
             rows.append(word[:cut])
             word = word[cut:]
             pieces += 1
@@ -91,10 +93,11 @@ def _wrapped(metrics: QFontMetricsF, text: str, width: int) -> tuple[str, ...]:
     return result
 
 
-def _longest_fitting(advance: Callable[[str], float], word: str, width: int) -> int:
-    """How many of `word`'s first characters go on a row of `width` (at least one): up to
-    the last place it reads as two words (`Transformer|EncoderLayer`, `multihead_|attn`,
-    `layers.|0`, `head|#1`) when that keeps over half the row, else as many as fit."""
+def _cut(advance: Callable[[str], float], word: str, width: int) -> int | None:
+    """How many of `word`'s first characters go on a row of `width`: up to the last place
+    it reads as two words (`multihead_|attn`, `layers.|0`, `head|#1`; in a long word,
+    `Transformer|EncoderLayer`) when that keeps over half the row; a long word anywhere
+    else; a short one nowhere else (None: `Line|ar` and `Re|LU` read worse than `Lin…`)."""
     low, high = 1, len(word)
     while low < high:
         middle = (low + high + 1) // 2
@@ -102,9 +105,14 @@ def _longest_fitting(advance: Callable[[str], float], word: str, width: int) -> 
             low = middle
         else:
             high = middle - 1
-    for cut in range(low, max(1, low // 2), -1):
-        before, after = word[cut - 1], word[cut]
-        if before in "_.-/" or after == "#" or (before.islower() and after.isupper()):
+    cuts = range(min(low, len(word) - 1), max(1, low // 2), -1)
+    for cut in cuts:
+        if word[cut - 1] in "_.-/" or word[cut] == "#":
+            return cut
+    if len(word) < LONG_WORD:
+        return None
+    for cut in cuts:
+        if word[cut - 1].islower() and word[cut].isupper():
             return cut
     return low
 
