@@ -10,6 +10,7 @@ reference's numbers.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import weakref
@@ -87,6 +88,9 @@ UNINITIALISED = {"empty", "empty_like", "new_empty", "empty_strided"}
 _functorch = torch._C._functorch
 
 
+_OPTIM_DIR = os.path.join(os.path.dirname(torch.__file__), "optim") + os.sep
+
+
 class _Batched:
     """A gradient batched inside the engine (`is_grads_batched`): no numbers to read."""
 
@@ -161,7 +165,10 @@ class _Reference(TorchFunctionMode):
         if func not in self.BACKWARDS:
             if self.quiet or name in ("__get__", "__set__", "__delete__"):
                 return func(*args, **kwargs)
-            if name in HISTORY_BREAKS or name in SKIP:
+            internal = name == "requires_grad_" and sys._getframe(1).f_code.co_filename.startswith(
+                _OPTIM_DIR
+            )  # zero_grad(set_to_none=False)'s own flag change: not the user's op
+            if name in HISTORY_BREAKS or name in SKIP or internal:
                 return func(*args, **kwargs)
             result = func(*args, **kwargs)
             self._record_op(func, name, args, kwargs, result)

@@ -624,3 +624,25 @@ for step in range(3):
     assert small.collapsed == roomy.collapsed
     xs = [n.x for n in small.nodes.values()]
     assert max(xs) - min(xs) <= 24  # its width fits; only the weights' column is too tall
+
+
+def test_one_statements_similar_ops_are_no_loop_but_a_functions_in_a_loop_are() -> None:
+    """`Q, K, V = x @ Wq, x @ Wk, x @ Wv` was framed "repeated, line 6 ×3" with three
+    "iterations": a learner would believe a loop ran. Each result is bound to a name of
+    its own; a function called in a loop binds the same name each pass."""
+    qkv = (
+        "import torch\nx = torch.randn(3, 4)\nWq = torch.randn(4, 4, requires_grad=True)\n"
+        "Wk = torch.randn(4, 4, requires_grad=True)\nWv = torch.randn(4, 4, requires_grad=True)\n"
+        "Q, K, V = x @ Wq, x @ Wk, x @ Wv\n"
+        "loss = (Q + K + V).sum()\nloss.backward()\n"
+    )
+    folded = drawn_graph(run_source(qkv), None)
+    assert not [k for k, info in folded.folding.info.items() if info.kind == LOOP]
+    stepped = (
+        "import torch\nW = torch.randn(4, 4, requires_grad=True)\n"
+        "def step(h):\n    return torch.tanh(h @ W)\n"
+        "h = torch.randn(1, 4)\nh = step(h)\nh = step(h)\nh = step(h)\nh.sum().backward()\n"
+    )
+    folded = drawn_graph(run_source(stepped), None)
+    loops = [info for info in folded.folding.info.values() if info.kind == LOOP]
+    assert [info.detail for info in loops] == ["×3"]

@@ -371,3 +371,22 @@ def test_a_deepcopy_of_a_leaf_is_said_to_be_a_new_leaf() -> None:
     assert _steps(player)[-1].endswith(
         "its result is a new leaf, with no history back to what it copied"
     )
+
+
+def test_a_grad_zeroed_by_hand_or_by_zero_grad_is_one_step_per_call() -> None:
+    """`w.grad.zero_()` was two steps (the reset, then `zero(w.grad) → w.grad`), and
+    `zero_grad(set_to_none=False)` added a `requires_grad(w.grad, False)` step of torch's."""
+    code = (
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "opt = torch.optim.SGD([w], lr=0.1)\n(w * 3).sum().backward()\nw.grad.zero_()\n"
+        "(w * 3).sum().backward()\nopt.zero_grad(set_to_none=False)\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    assert [c for c in captions if c.startswith("line 5:")] == [
+        "line 5: w.grad.zero_() — .grad [3.0, 3.0] → [0.0, 0.0]"
+    ]
+    assert [c for c in captions if c.startswith("line 7:")] == [
+        "line 7: w.grad.zero_() — .grad [3.0, 3.0] → [0.0, 0.0]"
+    ]
+    assert player.grad_at(trace.tensor_named("w").id).data == plain["w"].grad.tolist()

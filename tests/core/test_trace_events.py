@@ -232,8 +232,8 @@ EVERY_CAPTION = [
     "w.grad: None → [3.0, 4.0]  (AccumulateGrad adds)",
     "h.grad kept by retain_grad(): None → [1.0, 1.0]",
     "line 10: SGD.step() changed w: [1.0, 2.0] → [0.7, 1.6]",
+    # One call, one step: the reset, standing on the op after it (it lights w).
     "line 11: w.grad.zero_() — .grad [3.0, 4.0] → [0.0, 0.0]",
-    "line 11: zero(w.grad) → w.grad = [0.0, 0.0]",  # lights w: its .grad changed
     "line 12: ones() → ones(…) = [1.0, 1.0]  · " + MADE_WITHOUT_GRAD,
     "line 12: w.grad = — .grad [0.0, 0.0] → [1.0, 1.0]",
     "line 13: loss.item() = 11.0 — the result has no autograd history",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import sys
 import warnings
 import weakref
@@ -59,6 +60,9 @@ _RECORD_EXIT = torch.ops.profiler._record_function_exit._RecordFunction
 # Ops whose result is memory torch allocated and did not write: its numbers are whatever
 # was there before, and showing them would teach nothing true.
 _UNINITIALISED = frozenset({"empty", "empty_like", "new_empty", "empty_strided"})
+
+
+_OPTIM_DIR = os.path.join(os.path.dirname(torch.__file__), "optim") + os.sep
 
 
 class _Mode(TorchFunctionMode):
@@ -175,7 +179,9 @@ class Tracer:
             return self._zeroing(func, name, args, kwargs)
         if name == "retain_grad" and args and isinstance(args[0], torch.Tensor):
             rec.retained[rec.tid(args[0])] = weakref.ref(args[0])
-        if name in SKIP:
+        if name in SKIP or (
+            name == "requires_grad_" and sys._getframe(2).f_code.co_filename.startswith(_OPTIM_DIR)
+        ):  # (`zero_grad(set_to_none=False)` turns each grad's flag off: not the user's)
             return func(*args, **kwargs)
         if name == "register_post_accumulate_grad_hook" and len(args) == 2 and callable(args[1]):
             with contextlib.suppress(TypeError):  # a tensor-like without weakref support

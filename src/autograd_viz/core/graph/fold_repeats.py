@@ -147,7 +147,25 @@ def _is_loop(
     if _distinct_calls(groups, seq):
         return _is_repeat(trace, groups, parts, seq, reps)  # else heads side by side
     lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
-    return reps >= 3 or _enclosing_loop(trace, [ln for ln in lines if ln]) is not None
+    if _enclosing_loop(trace, [ln for ln in lines if ln]) is not None:
+        return True
+    return reps >= 3 and not _bound_apart(trace, seq, reps)
+
+
+def _bound_apart(trace: Trace, seq: list[Part], reps: int) -> bool:
+    """Whether the repetitions bind their results to different names: one statement's
+    ops side by side (`Q, K, V = x @ Wq, x @ Wk, x @ Wv`), not a loop's passes, which
+    bind the same names each time (a function called in a loop: `h = step(h)`)."""
+    period = len(seq) // reps
+    names = {
+        tuple(
+            trace.events[p.op].get("assigned")
+            for p in seq[r * period : (r + 1) * period]
+            if p.op is not None
+        )
+        for r in range(reps)
+    }
+    return len(names) > 1 and all(any(n) for n in names)
 
 
 def _is_repeat(

@@ -122,7 +122,9 @@ class _StepLists:
                         positions = sorted(positions + inside)
             for group in folds(positions, event):
                 first = event(group[0])
-                if not (isinstance(first, OpEvent) and first.construction is not None):
+                if len(group) > 1 and not isinstance(first, OpEvent):  # resets, their op
+                    steps.append(self._joined_step(len(steps), group, first))
+                elif not (isinstance(first, OpEvent) and first.construction is not None):
                     steps.append(self._step(len(steps), group[0], first))
                 elif group[0] not in self._opened:
                     steps.append(self._folded_step(len(steps), group))
@@ -164,6 +166,18 @@ class _StepLists:
             partial(self._captions.describe, e, not lit, index),
             self.trace.events[index] if e.kind == "error" else None,
         )
+
+    def _joined_step(self, number: int, group: list[int], first: TraceEvent) -> Step:
+        """One step for the events of one call (`w.grad.zero_()`: its resets and its op),
+        captioned by the first, standing at the last so every value they set is set."""
+        events = [self._index.event(i) for i in group]
+        event_nodes = self.graph.event_nodes
+        lit = self._drawn(
+            *(key for e in events for key in e.lights(self._index)),
+            *(event_nodes.get(i) for i in group),
+        )
+        step = self._step(number, group[0], first)
+        return replace(step, event_index=group[-1], lit=lit)
 
     def _folded_step(self, number: int, group: list[int]) -> Step:
         """One step for the ops of one module-building statement: it lights what they

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from autograd_viz.core.trace._event_base import Lookup, tensor_name
-from autograd_viz.core.trace.events import HistoryBreakEvent, OpEvent, TraceEvent
+from autograd_viz.core.trace.events import GradResetEvent, HistoryBreakEvent, OpEvent, TraceEvent
 
 # Why a step lights nothing. Each is the end of a caption; tests look for them.
 NO_GRAD_MODE = "nothing drawn: it ran under no_grad, so autograd recorded nothing"
@@ -37,22 +37,37 @@ REASONS = (
     NOT_SHOWN,
 )
 
+_ZEROING = ("zero", "foreach_zero")  # the ops `.grad.zero_()` and zero_grad() run
 _SHOWN_PARAMETERS = 6  # parameters a folded caption names before "and N more"
 
 
 def folds(positions: Sequence[int], event: Callable[[int], TraceEvent]) -> list[list[int]]:
     """The positions grouped into steps: consecutive ops of one module-building statement
-    make one group, every other event a group of its own."""
+    make one group; a `.grad.zero_()` op joins the resets it made (one call, one step:
+    "w.grad.zero_() — .grad [3.0] → [0.0]" was followed by "zero(w.grad) → w.grad");
+    every other event is a group of its own."""
     groups: list[list[int]] = []
     building: int | None = None  # the statement line of the group being folded
+    resets: int | None = None  # the line of the zero_ resets the last group holds
     for i in positions:
         e = event(i)
         line = e.construction if isinstance(e, OpEvent) else None
         if line is not None and line == building:
             groups[-1].append(i)
             continue
+        if isinstance(e, GradResetEvent) and e.how == ".grad.zero_()":
+            if resets == e.line:  # `_foreach_zero_` over every grad: one call
+                groups[-1].append(i)
+                continue
+            groups.append([i])
+            building, resets = None, e.line
+            continue
+        if isinstance(e, OpEvent) and e.grad_of and e.op in _ZEROING and resets == e.line:
+            groups[-1].append(i)
+            resets = None
+            continue
         groups.append([i])
-        building = line
+        building, resets = line, None
     return groups
 
 
