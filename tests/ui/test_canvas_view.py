@@ -428,3 +428,64 @@ def test_a_lit_accumulate_grad_leaves_room_for_its_leafs_label(qtbot) -> None:
     painter.end()
     assert painter.texts.count("bias") == 2
     assert f"grad [{grad:.3g}]" in painter.texts, painter.texts
+
+
+VAE = """import torch, torch.nn as nn, torch.nn.functional as F
+torch.manual_seed(0)
+enc = nn.Linear(10, 8); mu_head = nn.Linear(8, 2); logvar_head = nn.Linear(8, 2)
+dec = nn.Linear(2, 10)
+x = torch.rand(4, 10)
+h = F.relu(enc(x))
+mu, logvar = mu_head(h), logvar_head(h)
+std = torch.exp(0.5 * logvar)
+eps = torch.randn_like(std)
+z = mu + eps * std
+recon = torch.sigmoid(dec(z))
+rec_loss = F.binary_cross_entropy(recon, x, reduction="sum")
+kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+loss = rec_loss + kl
+loss.backward()
+"""
+
+
+class _Plates(_Texts):
+    """Keeps where each gradient plate's text went (widget-viewport pixels)."""
+
+    def __init__(self, device) -> None:
+        super().__init__(device)
+        self.plates: list[QRectF] = []
+
+    def drawText(self, *args) -> None:  # Qt's own name
+        super().drawText(*args)
+        if isinstance(args[0], QPointF) and str(args[-1]).startswith("∂"):
+            self.plates.append(self.transform().mapRect(self.text_rects[-1]))
+
+
+def test_no_gradient_plate_goes_under_the_node_a_backward_step_rings(qtbot) -> None:
+    """In a crowded frame every spot along a short edge was taken, and the plate fell
+    back to the edge's middle, under the lit AddmmBackward0 (drawn over it)."""
+    canvas = _canvas(qtbot, (870, 440))
+    _show(qtbot, canvas, VAE)
+    player = canvas.view.player
+    player.set_mode("backward")
+    checked = 0
+    for number, step in enumerate(player.steps):
+        if step.kind != "node":
+            continue
+        player.seek(number)
+        canvas.grab()
+        image = QImage(canvas.viewport().size(), QImage.Format.Format_ARGB32)
+        painter = _Plates(image)
+        painter.setTransform(canvas._overlay.deviceTransform(canvas.viewportTransform()))
+        canvas._overlay.paint(painter)
+        painter.end()
+        rects = [r.translated(QPointF(canvas.viewport().pos())) for r in painter.plates]
+        for key in step.lit:
+            if canvas.graph.nodes[key].kind != "operation":
+                continue
+            centre = QPointF(canvas.widget_position(key))
+            size = STYLES[canvas.graph.nodes[key].kind].size + LIT_GROW_PX + LIT_PEN_PX
+            ring = QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size)
+            assert not any(ring.intersects(r) for r in rects), (step.caption, key)
+            checked += 1
+    assert checked >= 10

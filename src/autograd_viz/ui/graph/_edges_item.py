@@ -27,12 +27,13 @@ from autograd_viz.core.graph.graph_model import (
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.ui.graph._edge_layer import EdgeLayer
 from autograd_viz.ui.graph._fold_painting import paint_boxes, paint_frames
-from autograd_viz.ui.graph._graph_style import LIGHT, STYLES, CanvasColours
+from autograd_viz.ui.graph._graph_style import LIGHT, LIT_GROW_PX, LIT_PEN_PX, STYLES, CanvasColours
 from autograd_viz.ui.graph._label_paint import (  # noqa: F401 (tests read them here)
     LabelPainting,
     _room_beside,
     short_op_name,
 )
+from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import (
     EdgeGeometry,
     GraphArrays,
@@ -212,9 +213,24 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
             )
         if labelled:
             self._paint_labels(painter, screen, transform)
-        else:
-            self._paint_edge_labels(painter)
+        else:  # the plates alone, still clear of the marks the step rings
+            lit = self._lit_marks(screen)
+            self._paint_edge_labels(painter, LabelPlacer(lit), [rect for _, rect in lit])
         painter.restore()
+
+    def _lit_marks(self, screen: Any) -> list[tuple[str, QRectF]]:
+        """The marks the current step rings, grown as drawn, in screen pixels."""
+        step = self.frame.step if self.frame is not None else None
+        nodes = self._graph.nodes
+        found = []
+        for key in step.lit if step is not None else ():
+            if key in screen and key in nodes:
+                centre = screen[key]
+                size = STYLES[nodes[key].kind].size + LIT_GROW_PX + LIT_PEN_PX
+                found.append(
+                    (key, QRectF(centre.x() - size / 2, centre.y() - size / 2, size, size))
+                )
+        return found
 
     def _view_key(self, transform: QTransform) -> tuple[Any, ...]:
         return (

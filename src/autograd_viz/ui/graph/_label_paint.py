@@ -4,7 +4,7 @@ label half of the graph overlay (GraphOverlayItem mixes this in)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QTransform
@@ -117,10 +117,14 @@ class LabelPainting:
                 half[key] = max(lines) / 2
         return half
 
-    def _paint_edge_labels(self, painter: QPainter, placer: LabelPlacer | None = None) -> None:
+    def _paint_edge_labels(
+        self, painter: QPainter, placer: LabelPlacer | None = None, lit: Sequence[QRectF] = ()
+    ) -> None:
         """The gradient each hot edge carries (and a cut's `✂ detach()`), on a plate on its
         edge: at its middle, or further along it where that is taken by another label or
-        a mark (two gradients into one node would cover each other)."""
+        a mark (two gradients into one node would cover each other). Where every spot is
+        taken, never under `lit`, the marks the step rings: they are drawn over the plate
+        (`∂ [2×10] -1.47…1.42` went under the lit AddmmBackward0 of a crowded frame)."""
         metrics = QFontMetricsF(self._grad_font)
         painter.setFont(self._grad_font)
         height = metrics.height()
@@ -136,15 +140,25 @@ class LabelPainting:
                     width + 6,
                     height + 2,
                 )
-                for lift in (0, -1, 1)
+                for lift in (0, -1, 1, -2, 2)  # two plates off: past a lit node's ring
                 for t in (0.5, 0.35, 0.65, 0.22, 0.78)
             ]
-            # Clear of marks and labels, or at least of labels; else at the middle.
-            chosen = placer.place(f"edge{n}", [*spots, spots[0]]) if placer is not None else 0
-            chosen = 0 if chosen is not None and chosen >= len(spots) else chosen
-            if chosen is None:  # nowhere free: at the middle all the same, and taken
+            # Clear of marks and labels; else of labels and the lit marks; else of the lit
+            # marks; else at the middle, all the same.
+            owner = f"edge{n}"
+            if placer is None:
                 chosen = 0
-                placer.take(f"edge{n}", spots[0])
+            else:
+                chosen = next((i for i, r in enumerate(spots) if placer.free(owner, r)), None)
+                if chosen is None:
+                    clear = [
+                        i for i, r in enumerate(spots) if not any(r.intersects(m) for m in lit)
+                    ]
+                    chosen = next(
+                        (i for i in clear if placer.free(owner, spots[i], marks=False)),
+                        clear[0] if clear else 0,
+                    )
+                placer.take(owner, spots[chosen])
             box = spots[chosen]
             painter.setPen(_NO_PEN)
             painter.setBrush(QColor(*self.colours.label_box))
@@ -221,7 +235,8 @@ class LabelPainting:
                     title = short_op_name(title)
                 lines = [(title, self._op_font, op_metrics, c.op)]
                 placer.take(key, self._lines_rect(lines, centre.x(), top))
-        self._paint_edge_labels(painter, placer)  # the gradients first: they are the step
+        lit_marks = [rect for key, rect in marks if key in lit]
+        self._paint_edge_labels(painter, placer, lit_marks)  # the gradients first: the step
         # Names before operations, left to right: where two collide, a tensor keeps its
         # label and an op name is shortened or left to the tooltip.
         ordered = sorted(
