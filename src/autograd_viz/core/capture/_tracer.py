@@ -31,9 +31,10 @@ from autograd_viz.core.capture._calls import (
 )
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
+from autograd_viz.core.capture._first_met import first_met, foreign_inputs
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
-from autograd_viz.core.capture._naming import assigned_name, building_statement, local_names
+from autograd_viz.core.capture._naming import assigned_name, building_statement
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
@@ -295,8 +296,8 @@ class Tracer:
             inputs += [tid(v) for v in flatten(kwargs.values()) if isinstance(v, torch.Tensor)]
         if registry.tensor_count != seen_before:
             if rec.snapshots.sharing:
-                self._foreign_inputs(args)
-            seen, named = self._first_seen(args, kwargs, outputs, seen_before)
+                foreign_inputs(rec, args)
+            seen, named = first_met(rec, args, kwargs, outputs, seen_before, sys._getframe(3))
         else:
             seen = named = None
         # The nodes after the inputs: a node describes what it saved by tensor id, and an
@@ -386,40 +387,6 @@ class Tracer:
             rec.events.append(event)
         else:
             rec.events_capped = True
-
-    def _first_seen(
-        self, args: tuple, kwargs: dict, outputs: list[torch.Tensor], seen_before: int
-    ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
-        """The values of inputs this op is the first to meet (ids from `seen_before` on):
-        tensors made where no mode sees, such as `nn.Parameter(t)`, a `copy.deepcopy`'d
-        model's weights or a grad a hook was handed, had no value until something wrote
-        them (an output is left out: an in-place op's value is its own); and the user's
-        local variables that hold them (`g` in a custom backward's `return g * b`)."""
-        rec = self.recording
-        known = rec.registry.known_id
-        found: dict[str, Any] = {}
-        fresh: dict[str, torch.Tensor] = {}
-        for t in tensors_in(args) + tensors_in(list(kwargs.values())):
-            tid = known(t)
-            if tid is not None and int(tid[1:]) >= seen_before:
-                fresh[tid] = t
-                if not any(t is o for o in outputs):
-                    found[tid] = rec.value(t)
-        names = local_names(sys._getframe(4), rec.filename, fresh) if fresh else {}
-        return found or None, names or None
-
-    def _foreign_inputs(self, args: tuple) -> None:
-        """A tensor seen for the first time as an input may hold memory torch did not
-        allocate (`torch.from_numpy`, `frombuffer`: calls no mode sees), which NumPy can
-        write without a version counter noticing: then no snapshot may be shared."""
-        for t in tensors_in(args):
-            try:
-                foreign = not t.untyped_storage().resizable()
-            except Exception:  # a tensor without a storage of its own (a wrapper, meta)
-                continue
-            if foreign:
-                self.recording.snapshots.escaped()
-                return
 
     def _zeroing(self, func: Any, name: str, args: tuple, kwargs: dict) -> Any:
         """`x.grad.zero_()` (or a foreach zero over grads): a grad reset, before and after."""

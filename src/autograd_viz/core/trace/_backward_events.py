@@ -16,9 +16,11 @@ from autograd_viz.core.trace._event_base import (
     ValueMemo,
     quick_maker,
     read_values,
+    read_written,
     tensor_name,
     write_value,
     write_values,
+    write_written,
 )
 from autograd_viz.core.trace._records import NodeInfo, TensorValue
 from autograd_viz.core.trace.value_text import format_number, scalar, show_change, show_value
@@ -318,14 +320,9 @@ class AccumulateEvent(ChangeEvent):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> AccumulateEvent:
         """From the JSON form."""
-        written = data.get("written")
-        shared = (
-            {t: TensorValue.from_event_dict(v) for t, v in written.items() if v is not None}
-            if written
-            else None
-        )
+        shared = read_written(data.get("written"))
         node, grad_tensor = data.get("node"), data.get("grad_tensor")
-        return cls(*read_change(data, memo), node, grad_tensor, shared or None, source=data)
+        return cls(*read_change(data, memo), node, grad_tensor, shared, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -340,7 +337,7 @@ class AccumulateEvent(ChangeEvent):
         if self.grad_tensor is not None:
             out["grad_tensor"] = self.grad_tensor
         if self.written is not None:
-            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
+            out["written"] = write_written(self.written)
         return self._finish(out)
 
     def changes(self) -> tuple[ValueChange, ...]:

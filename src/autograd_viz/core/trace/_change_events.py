@@ -13,9 +13,12 @@ from autograd_viz.core.trace._event_base import (
     TraceEvent,
     ValueChange,
     ValueMemo,
+    names_of,
     read_value,
+    read_written,
     tensor_name,
     write_value,
+    write_written,
 )
 from autograd_viz.core.trace._records import TensorValue
 from autograd_viz.core.trace.value_text import show_change
@@ -106,19 +109,14 @@ class ParamUpdateEvent(ChangeEvent):
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
         """From the JSON form."""
         how = data.get("how", "")
-        written = data.get("written")
-        shared = (
-            {t: TensorValue.from_event_dict(v) for t, v in written.items() if v is not None}
-            if written
-            else None
-        )
-        return cls(*read_change(data, memo), how, shared or None, source=data)
+        shared = read_written(data.get("written"))
+        return cls(*read_change(data, memo), how, shared, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         out = change_dict(self, self.how)
         if self.written is not None:
-            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
+            out["written"] = write_written(self.written)
         return self._finish(out)
 
     def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
@@ -134,8 +132,9 @@ class ParamUpdateEvent(ChangeEvent):
     def caption(self, lookup: Lookup) -> str:
         """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
         change = show_change(self.before, self.after)
-        also = ""
-        if self.written:
-            names = ", ".join(tensor_name(lookup, t) for t in list(self.written)[:3])
-            also = f"  · also changes {names} (same memory)"
+        also = (
+            f"  · also changes {names_of(lookup, self.written)} (same memory)"
+            if self.written
+            else ""
+        )
         return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}{also}"

@@ -123,6 +123,25 @@ def write_values(values: tuple[TensorValue | None, ...]) -> list[dict[str, Any] 
     return [None if v is None else v.to_event_dict() for v in values]
 
 
+def read_written(data: Any) -> Mapping[str, TensorValue] | None:
+    """The JSON form of an event's other tensors on changed memory (`written`, `updated`,
+    `seen`): id -> value, None when absent or empty."""
+    if not data:
+        return None
+    return {t: TensorValue.from_event_dict(v) for t, v in data.items() if v is not None}
+
+
+def write_written(values: Mapping[str, TensorValue]) -> dict[str, Any]:
+    """`read_written`'s inverse."""
+    return {t: v.to_event_dict() for t, v in values.items()}
+
+
+def names_of(lookup: Lookup, ids: Any) -> str:
+    """Up to three tensors' caption names, then "…" (`bn.running_mean, bn.running_var`)."""
+    names = [tensor_name(lookup, t) for t in ids]
+    return ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+
+
 def tensor_name(lookup: Lookup, tensor_id: str | None) -> str:
     """A tensor as a caption names it: its variable, else the variable its line bound it
     to, else what made it (`mse_loss(…)`), else its id ("?" without an id)."""

@@ -11,10 +11,13 @@ from autograd_viz.core.trace._event_base import (
     TraceEvent,
     ValueChange,
     ValueMemo,
+    names_of,
     quick_maker,
     read_values,
+    read_written,
     tensor_name,
     write_values,
+    write_written,
 )
 from autograd_viz.core.trace._records import TensorValue
 from autograd_viz.core.trace.value_text import UNINITIALISED, format_number, show_value
@@ -119,9 +122,9 @@ class OpEvent(TraceEvent):
             data.get("uninitialised"),
             data.get("grad_of"),
             data.get("calls"),
-            _read_written(data.get("written")),
-            _read_written(data.get("updated")),
-            _read_written(data.get("seen")),
+            read_written(data.get("written")),
+            read_written(data.get("updated")),
+            read_written(data.get("seen")),
             data.get("input_names"),
             source=data,
         )
@@ -155,11 +158,11 @@ class OpEvent(TraceEvent):
         if self.grad_of is not None:
             out["grad_of"] = dict(self.grad_of)
         if self.written is not None:
-            out["written"] = {t: v.to_event_dict() for t, v in self.written.items()}
+            out["written"] = write_written(self.written)
         if self.updated is not None:
-            out["updated"] = {t: v.to_event_dict() for t, v in self.updated.items()}
+            out["updated"] = write_written(self.updated)
         if self.seen is not None:
-            out["seen"] = {t: v.to_event_dict() for t, v in self.seen.items()}
+            out["seen"] = write_written(self.seen)
         if self.input_names is not None:
             out["input_names"] = dict(self.input_names)
         if self.calls is not None:
@@ -222,9 +225,9 @@ class OpEvent(TraceEvent):
         bn.running_mean, bn.running_var`: inputs the call wrote."""
         said = ""
         if self.updated:
-            said += f"  · updates {_names(lookup, self.updated)}"
+            said += f"  · updates {names_of(lookup, self.updated)}"
         if self.written:
-            said += f"  · also changes {_names(lookup, self.written)} (same memory)"
+            said += f"  · also changes {names_of(lookup, self.written)} (same memory)"
         return said
 
     def changes(self) -> tuple[ValueChange, ...]:
@@ -249,17 +252,6 @@ class OpEvent(TraceEvent):
 
 
 _make_op = quick_maker(OpEvent)
-
-
-def _names(lookup: Lookup, ids: Mapping[str, Any]) -> str:
-    names = [tensor_name(lookup, t) for t in ids]
-    return ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-
-
-def _read_written(data: Any) -> Mapping[str, TensorValue] | None:
-    if not data:
-        return None
-    return {t: TensorValue.from_event_dict(v) for t, v in data.items() if v is not None}
 
 
 @dataclass(frozen=True, slots=True)

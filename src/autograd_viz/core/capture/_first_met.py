@@ -1,0 +1,54 @@
+"""Inputs an op is the first of the run to meet: made where no mode sees (`nn.Parameter(t)`,
+`copy.deepcopy`, a gradient handed to a hook, `torch.from_numpy`), so no event has said
+what they hold, what the user calls them, or whether NumPy shares their memory."""
+
+from __future__ import annotations
+
+from types import FrameType
+from typing import Any
+
+import torch
+
+from autograd_viz.core.capture._calls import tensors_in
+from autograd_viz.core.capture._naming import local_names
+from autograd_viz.core.capture._recording import Recording
+
+
+def first_met(
+    rec: Recording,
+    args: tuple,
+    kwargs: dict,
+    outputs: list[torch.Tensor],
+    seen_before: int,
+    caller: FrameType,
+) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+    """The values of inputs this op is the first to meet (ids from `seen_before` on):
+    tensors made where no mode sees, such as `nn.Parameter(t)`, a `copy.deepcopy`'d
+    model's weights or a grad a hook was handed, had no value until something wrote
+    them (an output is left out: an in-place op's value is its own); and the user's
+    local variables in `caller` that hold them (`g` in a custom backward's `return g * b`)."""
+    known = rec.registry.known_id
+    found: dict[str, Any] = {}
+    fresh: dict[str, torch.Tensor] = {}
+    for t in tensors_in(args) + tensors_in(list(kwargs.values())):
+        tid = known(t)
+        if tid is not None and int(tid[1:]) >= seen_before:
+            fresh[tid] = t
+            if not any(t is o for o in outputs):
+                found[tid] = rec.value(t)
+    names = local_names(caller, rec.filename, fresh) if fresh else {}
+    return found or None, names or None
+
+
+def foreign_inputs(rec: Recording, args: tuple) -> None:
+    """A tensor seen for the first time as an input may hold memory torch did not
+    allocate (`torch.from_numpy`, `frombuffer`: calls no mode sees), which NumPy can
+    write without a version counter noticing: then no snapshot may be shared."""
+    for t in tensors_in(args):
+        try:
+            foreign = not t.untyped_storage().resizable()
+        except Exception:  # a tensor without a storage of its own (a wrapper, meta)
+            continue
+        if foreign:
+            rec.snapshots.escaped()
+            return
