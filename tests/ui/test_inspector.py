@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -98,3 +100,78 @@ def test_a_node_hides_the_numbers(qtbot) -> None:
     node = next(n for n in trace.nodes if n.name == "MmBackward0")
     inspector.show_item(trace, node.id, 5)
     assert inspector.plot.isHidden() and inspector.values.isHidden()
+
+
+class _InProcessKernel:
+    """A session whose calls run the core function here, answering as the kernel does
+    (through strict JSON, a raise as ok false), on the next turn of the event loop."""
+
+    def call(self, function, arguments):
+        from PySide6.QtCore import QTimer
+
+        from autograd_viz.core.trace import json_safe
+        from autograd_viz.session._call import KernelCall
+
+        call = KernelCall("call", function.__name__, 0)
+        try:
+            result = function(namespace={}, **arguments)
+            answer = json.loads(json.dumps(json_safe({"ok": True, "result": result})))
+        except LookupError as exc:
+            answer = {"ok": False, "error": {"type": "LookupError", "message": str(exc)}}
+        QTimer.singleShot(0, lambda: call.finish(answer))
+        return call
+
+
+BIG = (
+    "import torch\ntorch.manual_seed(1)\nW = torch.randn(9, 8, requires_grad=True)\n"
+    "(W.tanh() * 3).sum().backward()\n"
+)
+
+
+def _held_trace():
+    from autograd_viz.core.kernel.held import hold_numbers
+
+    trace = run_source(BIG)
+    assert hold_numbers(trace) is not None  # as the kernel does before sending it
+    return trace
+
+
+def test_a_held_tensors_heatmap_waits_for_its_numbers_then_shows_torchs(qtbot) -> None:
+    from autograd_viz.ui.graph.held_numbers import HeldNumbers
+
+    trace = _held_trace()
+    W = trace.tensor_named("W")
+    inspector = Inspector()
+    qtbot.addWidget(inspector)
+    inspector.numbers = HeldNumbers(_InProcessKernel())
+    inspector.show_item(trace, W.id, 3)
+    # Meanwhile: the summary in the rows, a note where the heatmap goes.
+    assert "Fetching every number of .grad" in inspector.plot_note.text()
+    assert inspector.plot.isHidden() and "[9×8]" in inspector.details.text()
+    qtbot.waitUntil(lambda: not inspector.plot.isHidden(), timeout=5_000)
+    assert inspector.plot_note.isHidden()
+    torch.manual_seed(1)
+    w = torch.randn(9, 8, requires_grad=True)
+    (w.tanh() * 3).sum().backward()
+    assert inspector.plot.image.image[5, 2] == pytest.approx(w.grad[2, 5].item())
+    assert W.value.data == w.tolist() and W.value.held is None
+
+
+def test_numbers_the_kernel_let_go_of_leave_the_summary_and_say_why(qtbot) -> None:
+    from autograd_viz.core.kernel import held
+    from autograd_viz.ui.graph.held_numbers import HeldNumbers
+
+    trace = _held_trace()
+    W = trace.tensor_named("W")
+    for _ in range(held.KEEP_RUNS):  # later runs push this one's numbers out
+        _held_trace()
+    inspector = Inspector()
+    qtbot.addWidget(inspector)
+    inspector.numbers = HeldNumbers(_InProcessKernel())
+    inspector.show_item(trace, W.id, 3)
+    note = inspector.plot_note
+    qtbot.waitUntil(lambda: "no longer has them" in note.text(), timeout=5_000)
+    assert not note.isHidden() and inspector.plot.isHidden()
+    assert "[9×8]" in inspector.details.text() and W.grad.data is None
+    # Asked again (the player moved), it does not ask the kernel again.
+    assert inspector.numbers.fetch(trace, [W.id], lambda: None) is False

@@ -153,3 +153,43 @@ def test_search_box_finds_and_inspects(qtbot, window) -> None:
     qtbot.keyClick(window.search, Qt.Key.Key_Return)
     loss = trace.tensor_named("loss").id
     assert window.canvas.selected[0] == loss and window.inspector.key == loss
+
+
+HELD = (
+    "import torch\n"
+    "torch.manual_seed(0)\n"
+    "W = torch.randn(12, 10){edit}.requires_grad_()\n"
+    "x = torch.randn(4, 12)\n"
+    "loss = torch.tanh(x @ W).pow(2).mean()\n"
+    "loss.backward()\n"
+)
+
+
+def test_a_big_tensors_numbers_come_from_the_kernel_when_inspected(qtbot, window) -> None:
+    trace = _run_typed(qtbot, window, HELD.format(edit=""))
+    W = trace.tensor_named("W")
+    # The trace crossed without W's 120 numbers; the kernel kept them.
+    assert W.grad.data is None and W.grad.held is not None
+    window.run_view.inspect(W.id)
+    qtbot.waitUntil(lambda: window.inspector.plot.isVisible(), timeout=10_000)
+    assert not window.inspector.plot_note.isVisible()
+    namespace: dict = {}
+    exec(HELD.format(edit=""), namespace)
+    torch_grad = namespace["W"].grad
+    image = window.inspector.plot.image.image
+    # The heatmap is drawn transposed (x = columns): torch's numbers, every one.
+    assert image.shape == (10, 12)
+    assert image[3, 7] == pytest.approx(torch_grad[7, 3].item())
+    assert W.grad.data == torch_grad.tolist() and W.grad.held is None
+    assert W.value.data == namespace["W"].tolist()
+
+
+def test_compare_reads_every_number_of_big_tensors(qtbot, window) -> None:
+    # The edit reverses W's rows: its min, max, mean and norm stay the same, so only its
+    # numbers (fetched from the kernel for both runs) show that it changed.
+    _run_typed(qtbot, window, HELD.format(edit=""))
+    window.compare.pin()
+    _run_typed(qtbot, window, HELD.format(edit=".flip(0)"))
+    qtbot.waitUntil(lambda: window.compare.diff is not None, timeout=10_000)
+    changed = {(c.name, c.what) for c in window.compare.diff.changes}
+    assert ("W", "value") in changed and ("W", ".grad") in changed

@@ -42,6 +42,7 @@ from autograd_viz.ui.graph.export import AnimationExporter
 from autograd_viz.ui.graph.export_actions import ExportActions
 from autograd_viz.ui.graph.fold_bar import FoldBar
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
+from autograd_viz.ui.graph.held_numbers import HeldNumbers
 from autograd_viz.ui.graph.inspector import Inspector
 from autograd_viz.ui.graph.node_search import NodeSearch
 from autograd_viz.ui.graph.player_bar import PlayerBar
@@ -91,11 +92,15 @@ class MainWindow(QMainWindow):
         self.kernel_connection = KernelConnection(self, self.session, self.kernel_status)
         self.device_picker = DevicePicker(self.session)
         self.player_bar = PlayerBar()
+        # Big tensors' numbers stay in the kernel until a view asks (core/kernel/held.py).
+        self.held_numbers = HeldNumbers(self.session, self)
         self.inspector = Inspector()
+        self.inspector.numbers = self.held_numbers
         self.descent: DescentPane | None = None
         self.training = TrainingPane()
         self.training.follow(self.run_view)
         self.compare = ComparePane()
+        self.compare.numbers = self.held_numbers
         self.compare.follow(self.run_view)
         self.lessons = LessonsPane(self.progress, opener=self.open_example)
         self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})

@@ -34,8 +34,9 @@ from autograd_viz.core.trace import _model as _trace_module
 # fresh or kept namespace; every reply carries the versions. 3: a run's trace crosses as
 # compressed parts in the message's binary buffers (core/kernel/wire.py), not as JSON text.
 # 4: the parts are MessagePack and zstd (orjson and zlib before), each sent ahead in a
-# TRACE_PART_MIME message of its own.
-PROTOCOL_VERSION = 4
+# TRACE_PART_MIME message of its own. 5: a run's big tensors' numbers stay in the kernel
+# until asked for (core/kernel/held.py).
+PROTOCOL_VERSION = 5
 KERNEL_INFO_MIME = "application/vnd.autograd-viz.kernel+json"
 # One part of a run's trace, sent ahead of the TRACE_MIME payload (see publish_trace).
 TRACE_PART_MIME = "application/vnd.autograd-viz.trace-part+json"
@@ -339,18 +340,24 @@ def kernel_run(
                 f"The code ran out of memory; {memory_limit_words('the kernel')}."
                 " The kernel is fine.\n"
             )
-        publish_trace(trace, namespace=KEPT if keep else FRESH)
+        publish_trace(trace, hold=True, namespace=KEPT if keep else FRESH)
         del trace
 
 
-def publish_trace(trace: Trace, **fields: Any) -> None:
+def publish_trace(trace: Trace, hold: bool = False, **fields: Any) -> None:
     """Publish `trace` as the app reads it: each compressed part (core/kernel/wire.py) in a
     TRACE_PART_MIME message of its own as soon as it is encoded, so the app reads one while
     the next is encoded (the 8k-node RNN's: 0.1 s each way, now side by side); then the
-    TRACE_MIME payload that says what was sent, with `fields` (the run's namespace…)."""
+    TRACE_MIME payload that says what was sent, with `fields` (the run's namespace…).
+
+    With `hold`, the numbers of its big tensors stay here until the app asks for them
+    (core/kernel/held.py)."""
+    from autograd_viz.core.kernel.held import hold_numbers
     from autograd_viz.core.kernel.wire import WIRE_ENCODING, encode_parts
 
     started, started_at = time.perf_counter(), time.time()
+    if hold:
+        hold_numbers(trace)
     counts, parts = encode_parts(trace)
     head = {**versions(), "encoding": WIRE_ENCODING, "parts": counts}
     formats = []

@@ -34,10 +34,13 @@ class TensorValue:
     # shape but no readable numbers; inside `vmap` the leading `batch_dims` are the batch.
     batched: bool = False
     batch_dims: int = 0
+    # Tensor list only, in a trace the app's kernel sent: `data` stayed in the kernel, which
+    # hands it over on request (core/kernel/held.py); this names the run that holds it.
+    held: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form in the trace's tensor list (`value`, `grad`)."""
-        return {
+        out = {
             "shape": self.shape,
             "data": self.data,
             "min": self.min,
@@ -46,6 +49,9 @@ class TensorValue:
             "norm": self.norm,
             "first": self.first,
         }
+        if self.held is not None:
+            out["held"] = self.held
+        return out
 
     @classmethod
     def from_event_dict(cls, data: dict[str, Any]) -> TensorValue:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from autograd_viz.core.playback.run_view import RunView
 from autograd_viz.core.trace import TensorValue, Trace
-from autograd_viz.core.trace.value_text import UNINITIALISED
+from autograd_viz.core.trace.value_text import UNINITIALISED, format_value
 
 
 def _data(value: TensorValue | None, missing: str) -> object:
     if value is None:
         return missing  # a .grad that torch left None; a value no event carried
-    return value.data if value.data is not None else "(summarised)"
+    return value.data if value.data is not None else f"{format_value(value)} (summarised)"
 
 
 def describe(trace: Trace, key: str, view: RunView | None = None) -> str:

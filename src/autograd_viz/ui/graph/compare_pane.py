@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import math
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import (
 
 from autograd_viz.core.playback.compare import RunDiff, compare_runs
 from autograd_viz.core.playback.run_view import RunView, ShownRun
+from autograd_viz.core.trace import Trace
+from autograd_viz.ui.graph.held_numbers import HeldNumbers, holding
 
 NOTHING_PINNED = (
     "Pin a run (the button above, or Run → Pin this run for comparison, Ctrl+Shift+P),"
@@ -29,6 +32,7 @@ NOTHING_PINNED = (
     " gradient first parted (a forgotten zero_grad() shows at its second step)."
 )
 SAME_RUN = "This is the pinned run. Edit the code and run it again to compare."
+FETCHING = "Fetching the runs' numbers from the kernel…"
 COLUMNS = ("tensor", "", "pinned", "this run", "change", "where it first differed")
 MAX_NAMES = 12  # added / removed items named before "and N more"
 # The note column keeps room for a readable sentence; the value columns give it up first
@@ -63,6 +67,9 @@ class ComparePane(QWidget):
         self.current: ShownRun | None = None
         self.diff: RunDiff | None = None
         self._pinned_at = ""
+        # Fetches numbers the kernel kept (set by the window; None: runs are compared by
+        # what their traces carry, big tensors by their summaries).
+        self.numbers: HeldNumbers | None = None
         self.pin_button = QPushButton("Pin this run", self)
         self.pin_button.setToolTip("Keep this run to compare the next runs with (Ctrl+Shift+P)")
         self.pin_button.clicked.connect(self.pin)
@@ -114,6 +121,8 @@ class ComparePane(QWidget):
             return
         self.pinned = self.current
         self._pinned_at = time.strftime("%H:%M:%S")
+        # Now, while the kernel still holds them: later runs push them out (KEEP_RUNS).
+        self._fetch(self.pinned.trace, lambda: None)
         self.refresh()
 
     def unpin(self) -> None:
@@ -144,6 +153,14 @@ class ComparePane(QWidget):
             self.summary.setText(SAME_RUN)
             self.table.hide()
             return
+        asked = [
+            self._fetch(run.trace, lambda run=run: self._numbers_in(run))
+            for run in (pinned, current)
+        ]
+        if any(asked):
+            self.summary.setText(FETCHING)
+            self.table.hide()
+            return
         diff = self.diff = compare_runs(
             (pinned.trace, pinned.graph), (current.trace, current.graph)
         )
@@ -161,6 +178,15 @@ class ComparePane(QWidget):
                 self.table.setItem(row, column, item)
         self._fit_columns()
         self.table.resizeRowsToContents()
+
+    def _fetch(self, trace: Trace, then: Callable[[], None]) -> bool:
+        """Ask for every number of `trace` the kernel kept; True if some are on their way."""
+        held = holding(trace) if self.numbers is not None else []
+        return bool(held) and self.numbers is not None and self.numbers.fetch(trace, held, then)
+
+    def _numbers_in(self, run: ShownRun) -> None:
+        if run is self.pinned or run is self.current:
+            self.refresh()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

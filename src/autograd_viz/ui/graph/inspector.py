@@ -30,6 +30,7 @@ from autograd_viz.core.trace.value_text import (
 from autograd_viz.ui._plot_theme import style_plot
 from autograd_viz.ui.graph._value_plot import ValuePlot
 from autograd_viz.ui.graph._value_table import ValueTable
+from autograd_viz.ui.graph.held_numbers import HeldNumbers
 from autograd_viz.ui.graph.why_panel import WhyPanel
 
 MAX_VALUE_TEXT = 240  # longer printed values are summarised (shape, range, mean, norm)
@@ -96,6 +97,15 @@ class Inspector(QWidget):
         self.plot.setVisible(False)
         self.values = ValueTable()
         self.values.setVisible(False)
+        # Where the plot would be, while a big tensor's numbers come from the kernel.
+        self.plot_note = QLabel(self)
+        self.plot_note.setObjectName("inspectorPlotNote")
+        self.plot_note.setWordWrap(True)
+        self.plot_note.setVisible(False)
+        # Fetches numbers the kernel kept (set by the window; None: the summaries stand).
+        self.numbers: HeldNumbers | None = None
+        self._fetching: tuple[Trace, str] | None = None  # the tensor whose numbers are asked for
+        self._shown: tuple[Trace, str, int | None] | None = None  # what show_item showed last
         self.close_button = QToolButton(self)
         self.close_button.setText("×")
         self.close_button.setToolTip("Hide the inspector")
@@ -113,6 +123,7 @@ class Inspector(QWidget):
         # "Why is x.grad None?" for a tensor (hidden for nodes and boxes).
         self.why = WhyPanel(content)
         layout.addWidget(self.why)
+        layout.addWidget(self.plot_note)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.values, 1)
         layout.addStretch(0)
@@ -169,18 +180,21 @@ class Inspector(QWidget):
     def clear(self) -> None:
         """Nothing selected."""
         self.key = None
+        self._shown = None
         self.why.hide()
         self.details.setText("<i>Click a node in the graph to inspect it.</i>")
         self.details.setToolTip("")
         self._hide_values()
 
     def _hide_values(self) -> None:
+        self.plot_note.setVisible(False)
         self.plot.setVisible(False)
         self.values.setVisible(False)
 
     def show_item(self, trace: Trace, key: str, line: int | None = None) -> None:
         """Describe the tensor or node `key` of `trace` (and show the pane)."""
         self.key = key
+        self._shown = (trace, key, line)
         self.show()
         self.why.setVisible(key.startswith("t"))
         if key.startswith("t"):
@@ -234,10 +248,37 @@ class Inspector(QWidget):
         # The rows round to 4 significant digits; the full floats are a hover away.
         full = [f"{k}: {_full_text(v)}" for k, v in (("value", value), (".grad", grad))]
         self.details.setToolTip("\n".join(full) if now is None or exists else "")
-        self._plot(
-            grad if grad is not None and grad.data is not None else value,
-            ".grad" if grad is not None and grad.data is not None else "value",
-        )
+        shows_grad = grad is not None and (grad.data is not None or grad.held is not None)
+        shown_value, what = (grad, ".grad") if shows_grad else (value, "value")
+        self._plot(shown_value, what)
+        if shown_value is None or shown_value.data is not None or shown_value.held is None:
+            return
+        # Its numbers stayed in the kernel (core/kernel/held.py): fetch them, then show
+        # this again; meanwhile, and if they are gone, the summary above stands.
+        if self._asking(trace, key) or (
+            self.numbers is not None
+            and self.numbers.fetch(trace, [key], lambda: self._numbers_in(trace, key))
+        ):
+            self._fetching = (trace, key)
+            self.plot_note.setText(f"Fetching every number of {what} from the kernel…")
+        else:
+            self.plot_note.setText(
+                "Every number stayed with the kernel that ran this, which no longer has"
+                " them: run the code again to see them."
+            )
+        self.plot_note.show()
+
+    def _asking(self, trace: Trace, key: str) -> bool:
+        fetching = self._fetching
+        return fetching is not None and fetching[0] is trace and fetching[1] == key
+
+    def _numbers_in(self, trace: Trace, key: str) -> None:
+        """A tensor's fetched numbers arrived: show them if it is still what is shown."""
+        if self._asking(trace, key):
+            self._fetching = None
+        shown = self._shown
+        if shown is not None and shown[0] is trace and shown[1] == key and self.isVisible():
+            self.show_item(trace, key, shown[2])
 
     def _show_node(self, trace: Trace, key: str, line: int | None) -> None:
         node = trace.node(key)
@@ -357,5 +398,6 @@ class Inspector(QWidget):
         low = float(np.nanmin(array)) if value.min is None else float(value.min)
         high = float(np.nanmax(array)) if value.max is None else float(value.max)
         self.plot.show_values(array, f"{what} {tuple(array.shape)}", low, high)
+        self.plot_note.setVisible(False)
         self.plot.setVisible(True)
         self.values.setVisible(self.values.show_values(array, what))
