@@ -646,3 +646,24 @@ def test_one_statements_similar_ops_are_no_loop_but_a_functions_in_a_loop_are() 
     folded = drawn_graph(run_source(stepped), None)
     loops = [info for info in folded.folding.info.values() if info.kind == LOOP]
     assert [info.detail for info in loops] == ["×3"]
+
+
+@pytest.mark.parametrize("model", ["nn.Sequential(nn.Linear(4, 8), nn.ReLU())", "Net()"])
+def test_a_training_loop_of_module_calls_is_titled_by_its_for_statement(model: str) -> None:
+    """A pass of `for step in range(3)` that only calls modules (`model(X)`,
+    `loss_fn(...)`) has no op of its own on the loop's lines: its frame read "repeated,
+    repeated calls ×3". The calls' ops name the loop: a torch module's by the calling
+    line, a script's own module's `forward` lines being no loop's are left out."""
+    code = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 8)\n"
+        "    def forward(self, x):\n        return torch.relu(self.fc(x))\n"
+        f"model = {model}\nX = torch.randn(16, 4)\nloss_fn = nn.MSELoss()\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step in range(3):\n    opt.zero_grad()\n    out = model(X)\n"
+        "    loss = loss_fn(out, torch.zeros(16, 8))\n    loss.backward()\n    opt.step()\n"
+    )
+    folded = drawn_graph(run_source(code), None)
+    loops = [info for info in folded.folding.info.values() if info.kind == LOOP]
+    assert [(info.title, info.detail) for info in loops] == [("for step in range(3):", "×3")]

@@ -73,7 +73,7 @@ def _make_fold(
     """A loop (or repeat) group over `seq`, with one iteration group per period."""
     reps = len(seq) // period
     is_repeat = _is_repeat(trace, groups, parts, seq, reps)
-    lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
+    lines = _lines_of(trace, parts, seq)
     loop = _enclosing_loop(trace, lines)
     if is_repeat:
         first = groups[seq[0].group]
@@ -146,8 +146,7 @@ def _is_loop(
     more (a function called in a loop runs its own lines, not the loop's)."""
     if _distinct_calls(groups, seq):
         return _is_repeat(trace, groups, parts, seq, reps)  # else heads side by side
-    lines = [trace.events[p.op]["line"] for p in seq if p.op is not None]
-    if _enclosing_loop(trace, [ln for ln in lines if ln]) is not None:
+    if _enclosing_loop(trace, _lines_of(trace, parts, seq)) is not None:
         return True
     return reps >= 3 and not _bound_apart(trace, seq, reps)
 
@@ -212,6 +211,28 @@ def _tensors_of(
         elif p.group is not None:
             stack.extend(parts.get(p.group, ()))
     return made, used
+
+
+def _lines_of(trace: Trace, parts: dict[str, list[Part]], seq: list[Part]) -> list[int]:
+    """The script lines that place the ops of `seq` in the script's loops: each op's own,
+    and of the ops inside its module calls those in some loop's body. A call of a torch
+    module records the calling line (`logits = model(X)`); a call of a module the script
+    defines, its `forward`'s lines, which say nothing of the loop that called it."""
+    lines: list[int] = []
+    stack = [(p, False) for p in seq]
+    while stack:
+        p, inner = stack.pop()
+        if p.op is not None:
+            line = trace.events[p.op].get("line")
+            if line and (not inner or _in_a_loop(trace, line)):
+                lines.append(line)
+        elif p.group is not None:
+            stack.extend((q, True) for q in parts.get(p.group, ()))
+    return lines
+
+
+def _in_a_loop(trace: Trace, line: int) -> bool:
+    return any(loop.get("line", 0) < line <= loop.get("end", -1) for loop in trace.loops)
 
 
 def _enclosing_loop(trace: Trace, lines: list[int]) -> dict[str, Any] | None:
