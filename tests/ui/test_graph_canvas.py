@@ -554,3 +554,24 @@ def test_hovering_a_card_draws_no_ring_over_its_text_but_a_mark_still_rings(qtbo
     leaf = next(n for n in canvas.graph.nodes.values() if n.kind == LEAF)
     markers.hoverEvent(_Hover(leaf.x, leaf.y))
     assert markers.data["hovered"][keys.index(leaf.id)]
+
+
+def test_an_op_whose_row_below_is_taken_names_itself_above(qtbot) -> None:
+    """Masked in-place writes (`out[mask] += …`) put ops in a tight row: 5 of the 17 op
+    squares had no name (the row under each held its neighbours' names) though the row
+    above was empty. Each op now says what it is, above its square when not below."""
+    from autograd_viz.core.graph.graph_model import ACCUMULATE, OPERATION
+
+    trace = run_source(
+        "import torch\ntorch.manual_seed(0)\nw = torch.randn(3, requires_grad=True)\n"
+        "x = torch.randn(4, 3)\nout = torch.zeros(4)\nmask = x[:, 0] > 0\n"
+        "out[mask] += (x[mask] * w).sum(1)\nout[~mask] += (x[~mask] * w * 2).sum(1)\n"
+        "out[0] += w.sum()\nloss = out.pow(2).mean()\nloss.backward()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.show_trace(trace)
+    texts = _paint_overlay(canvas).texts
+    ops = [n for n in canvas.graph.nodes.values() if n.kind in (OPERATION, ACCUMULATE)]
+    names = [t for t in texts if any(t in (n.title, short_op_name(n.title)) for n in ops)]
+    assert len(ops) == 17 and len(names) == len(ops)
+    assert names.count("CopySlices") == 2 and "Acc" in names

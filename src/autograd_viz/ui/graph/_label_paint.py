@@ -16,6 +16,8 @@ from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
 
 BESIDE_GAP_PX = 3.0  # between a mark and a name written left of it
+# Where a label goes: under its mark (first choice), left of it (a tensor's name), over it.
+_BELOW, _LEFT, _ABOVE = "below", "left", "above"
 
 
 def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
@@ -288,27 +290,33 @@ class LabelPainting:
             tight = measure.elided(font, shorter, 48.0)
             variants = [lines, [title_line]]
             variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
-            places = [(v, False) for v in variants]
+            places = [(v, _BELOW) for v in variants]
             # A tensor's name alone may also go left of its mark, whole, before it is cut
             # short below: an input at the left edge of a dense picture (a decoder's `tgt`
             # and `memory`, a column of weights) has room there when the row below it is
             # taken. Not in a frame: it would cross its border.
             if node.kind not in (OPERATION, ACCUMULATE, UNTRACKED) and key not in framed:
-                places.insert(2, ([title_line], True))
+                places.insert(2, ([title_line], _LEFT))
+            elif node.kind in (OPERATION, ACCUMULATE):
+                # An op whose row below is taken (its neighbours' names, a tensor's value
+                # lines) names itself above its square, where there is room.
+                places += [(variant, _ABOVE) for variant in variants[1:]]
             crossing = not thin  # at the thinnest zoom a name crossing a mark is noise
             if crossing:
-                places.append(([title_line], False))  # the name may cross a mark, not a label
+                places.append(([title_line], _BELOW))  # the name may cross a mark, not a label
             chosen = None
             half_mark = STYLES[node.kind].size / 2
-            for i, (variant, left) in enumerate(places):  # measured only until one fits
+            for i, (variant, where) in enumerate(places):  # measured only until one fits
                 rect = self._lines_rect(variant, centre.x(), y)
-                if left:
+                if where == _LEFT:
                     rect.moveTopRight(
                         QPointF(
                             centre.x() - half_mark - BESIDE_GAP_PX, centre.y() - rect.height() / 2
                         )
                     )
-                if (thin or left) and not QRectF(view).contains(rect):
+                elif where == _ABOVE:  # as far over the mark as `y` is under it
+                    rect.moveBottom(2 * centre.y() - y)
+                if (thin or where != _BELOW) and not QRectF(view).contains(rect):
                     continue  # the fit keeps no room for it: cut at the edge, it misleads
                 if placer.free(key, rect, marks=not crossing or i < len(places) - 1):
                     placer.take(key, rect)
