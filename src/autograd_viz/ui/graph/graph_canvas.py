@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
-from autograd_viz.core.graph.graph_model import MODULE, DrawnGraph
+from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, DrawnGraph
 from autograd_viz.core.playback.freeing import freed_at
 from autograd_viz.core.playback.player import Frame
 from autograd_viz.core.playback.run_view import EMPTY_MESSAGE, RunView, ShownRun, prepare_run
@@ -19,7 +19,7 @@ from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
-from autograd_viz.ui.graph._crowding import column_pitch, crowd_share
+from autograd_viz.ui.graph._crowding import column_pitch, crowd_share, room_share, row_room
 from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import NAMES_MIN_DY_PX, SPARSE_DX_PX, GraphOverlayItem
 from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
@@ -72,6 +72,7 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         # Markers smaller where the zoom brings a column's rows too close (_crowding.py):
         # the least gap between two rows of one column, the tallest marker, the share.
         self._pitch: float | None = None
+        self._row_room: float | None = None  # see _crowding.row_room
         self._tallest_px = 0.0
         self._crowd = 1.0
         self._overlay = GraphOverlayItem()
@@ -251,6 +252,13 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
             np.array([n.y for n in marked], dtype=float),
         )
         self._tallest_px = max((STYLES[n.kind].size for n in marked), default=0)
+        # An AccumulateGrad is drawn against its leaf on purpose: one glyph with it.
+        apart = [n for n in marked if n.kind != ACCUMULATE]
+        self._row_room = row_room(
+            np.array([n.x for n in apart], dtype=float),
+            np.array([n.y for n in apart], dtype=float),
+            np.array([STYLES[n.kind].size for n in apart], dtype=float),
+        )
         if nodes:
             looks = [self._look(n.kind, "normal") for n in nodes]
             sizes = [look[2] * self._crowd for look in looks]
@@ -315,10 +323,13 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
     def _fit_crowd(self) -> None:
         """Draw the markers at the share of their size this zoom leaves room for."""
         box = self.getViewBox()
-        _, (y0, y1) = box.viewRange()
-        if y1 <= y0 or not self._kinds:
+        (x0, x1), (y0, y1) = box.viewRange()
+        if y1 <= y0 or x1 <= x0 or not self._kinds:
             return
-        crowd = crowd_share(self._pitch, box.height() / (y1 - y0), self._tallest_px)
+        crowd = min(
+            crowd_share(self._pitch, box.height() / (y1 - y0), self._tallest_px),
+            room_share(self._row_room, box.width() / (x1 - x0)),
+        )
         if crowd != self._crowd:
             self._crowd = crowd
             self._restyle(self._states, every=True)
