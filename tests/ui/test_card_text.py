@@ -90,3 +90,18 @@ def test_a_short_word_is_cut_not_broken_but_a_name_breaks_at_its_hash(metrics) -
     ]
     if metrics[0].horizontalAdvance("D.0#1") > width:  # the title breaks where it reads
         assert [t for i, t in rows if i == 0] == ["D.0", "#1"]
+
+
+def test_a_title_with_no_row_to_spare_drops_its_call_count_before_it_is_cut(metrics) -> None:
+    """A training loop's cards in a 1000 px window read `mod…`: `model#1` in one row where
+    only `model` fits. The iteration frame around the card says which pass it is."""
+    width = metrics[0].horizontalAdvance("model") + 1
+    one_row = metrics[0].height()
+    rows = card_rows(["model#1", "Sequential"], metrics, width, one_row)
+    assert rows[0] == (0, "model")
+    # With a row to spare it wraps whole, as before; a title with no count is cut.
+    assert [t for i, t in card_rows(["model#1"], metrics, width, 3 * one_row) if i == 0] == [
+        "model",
+        "#1",
+    ]
+    assert card_rows(["models"], metrics, width, one_row)[0][1].endswith("…")

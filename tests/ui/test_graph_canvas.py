@@ -575,3 +575,24 @@ def test_an_op_whose_row_below_is_taken_names_itself_above(qtbot) -> None:
     names = [t for t in texts if any(t in (n.title, short_op_name(n.title)) for n in ops)]
     assert len(ops) == 17 and len(names) == len(ops)
     assert names.count("CopySlices") == 2 and "Acc" in names
+
+
+def test_rows_closer_than_a_name_line_still_name_the_weights_where_they_fit(qtbot) -> None:
+    """An MLP's training loop in a 1000×650 window: rows 27.5 px apart, under the 28 px a
+    name under each row needs, and no label was drawn at all, though the weights' names
+    fit left of their column. Such rows now name what clears everything."""
+    trace = run_source(
+        "import torch, torch.nn as nn\ntorch.manual_seed(0)\n"
+        "X = torch.randn(16, 4); y = torch.randint(0, 3, (16,))\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+        "opt = torch.optim.Adam(model.parameters(), lr=1e-2)\nloss_fn = nn.CrossEntropyLoss()\n"
+        "for step in range(3):\n    opt.zero_grad()\n    logits = model(X)\n"
+        "    loss = loss_fn(logits, y)\n    loss.backward()\n    opt.step()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.resize(650, 330)
+    canvas.show_trace(trace)
+    texts = _paint_overlay(canvas).texts
+    assert canvas._overlay.last_spacing_px[1] < 28
+    for name in ("X", "y", "model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"):
+        assert name in texts

@@ -45,8 +45,19 @@ def card_rows(
             rows.append(pieces)
             used += extra
         else:
-            rows.append([_elided(line_metrics, lines[i], width)])
+            text = _shorter_title(line_metrics, lines[i], width) if i == 0 else lines[i]
+            rows.append([_elided(line_metrics, text, width)])
     return [(i, piece) for i, pieces in enumerate(rows) for piece in pieces]
+
+
+def _shorter_title(metrics: QFontMetricsF, title: str, width: float) -> str:
+    """The title without its call count (`model#2` → `model`) where the whole title fits
+    neither one row nor two: the loop's iteration frame around the card says which pass it
+    is. In a 1000 px window a training loop's cards read `mod…` and `loss_…`."""
+    name, mark, count = title.rpartition("#")
+    if mark and name and count.isdigit() and metrics.horizontalAdvance(title) > width:
+        return name
+    return title
 
 
 def _elided(metrics: QFontMetricsF, text: str, width: float) -> str:

@@ -58,8 +58,13 @@ SPARSE_DX_PX = 18.0
 THIN_DX_PX = 7.0
 LABEL_MIN_DY_PX = 44.0
 # Rows closer than LABEL_MIN_DY_PX still have room for one line: each node's name alone
-# (its value and .grad are a hover away), down to this spacing; below it, no labels.
+# (its value and .grad are a hover away), down to this spacing.
 NAMES_MIN_DY_PX = 28.0
+# Below NAMES_MIN_DY_PX, down to this, as below SPARSE_DX_PX: the named tensors keep their
+# names where they clear everything (beside a column of weights, left of it); below it,
+# no labels. An MLP's training loop in a 1000×650 window came 27.5 px a row and named
+# nothing, not its weights, its X or its y, with the canvas's left third empty.
+THIN_DY_PX = 12.0
 FULL, NAMES, BARE = "full", "names", "bare"  # how much of the labels a zoom has room for
 
 
@@ -170,7 +175,7 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         """Whether the last paint had room for labels (full, compact, names only, the
         tensors' names alone, or the named tensors' where they collide with nothing)."""
         dx, dy = self.last_spacing_px
-        return dx >= THIN_DX_PX and dy >= NAMES_MIN_DY_PX
+        return dx >= THIN_DX_PX and dy >= THIN_DY_PX
 
     def names_only(self) -> bool:
         """Whether rows are too close for a tensor's value and .grad lines, or layers for
@@ -184,7 +189,8 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
     def thin(self) -> bool:
         """Whether layers are closer than a name is wide: only named tensors are labelled,
         each only where it collides with nothing and is whole in the view."""
-        return self.last_spacing_px[0] < SPARSE_DX_PX
+        dx, dy = self.last_spacing_px
+        return dx < SPARSE_DX_PX or dy < NAMES_MIN_DY_PX
 
     def compact(self) -> bool:
         """Whether labels are shortened at the current zoom."""
