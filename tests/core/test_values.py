@@ -136,3 +136,27 @@ def test_snapshots_of_any_layout_and_dtype(t: torch.Tensor) -> None:
     then = t.clone()
     snapshots.finish()
     _check(value, then)
+
+
+def test_an_integer_or_bool_tensors_range_is_in_its_own_kind() -> None:
+    """A mask read `[100] 0.0…1.0` and an index `0.0…69.0`: the bounds went through
+    float64. They are now what torch holds: False and True, 0 and 69, and an int64 past
+    2**53 keeps its last digits; labels say so."""
+    from autograd_viz.core.kernel.runner import run_source
+    from autograd_viz.core.trace.value_text import format_value
+
+    trace = run_source(
+        "import torch\ntorch.manual_seed(0)\nx = torch.randn(100)\nm = x > 0\n"
+        "i = torch.arange(70)\nbig = torch.full((70,), 2**60 + 1)\ny = (x * m).sum()\n"
+    )
+    m, i, big = (trace.tensor_named(n).value for n in ("m", "i", "big"))
+    assert (m.min, m.max) == (False, True) and type(m.min) is bool
+    assert (i.min, i.max) == (0, 69) and type(i.max) is int
+    assert big.max == 2**60 + 1
+    assert format_value(m) == "[100] False…True" and format_value(i) == "[70] 0…69"
+    # Events summarise the same way: `x > 0` made 100 bools, more than an event carries.
+    made = next(e for e in trace.events if e["kind"] == "op" and e["op"] == "gt")
+    assert (made["values"][0]["min"], made["values"][0]["max"]) == (False, True)
+    # A small bool tensor's own numbers are whole, and its label reads them as such.
+    small = run_source("import torch\nk = torch.tensor([True, False, True, True])\n")
+    assert format_value(small.tensor_named("k").value) == "[4] False…True"

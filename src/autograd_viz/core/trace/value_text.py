@@ -43,14 +43,15 @@ def format_value(value: TensorValue | None) -> str:
 
 
 def _numbers(data: object) -> list[float]:
-    """The finite numbers of nested lists (NaN and infinities travel as strings)."""
+    """The finite numbers of nested lists (NaN and infinities travel as strings); a bool
+    tensor's True and False, which its range shows as such."""
     out: list[float] = []
     stack = [data]
     while stack:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, (int, float)) and not isinstance(item, bool) and isfinite(item):
+        elif isinstance(item, (int, float)) and isfinite(item):
             out.append(item)
     return out
 

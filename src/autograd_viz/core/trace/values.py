@@ -23,9 +23,23 @@ def _json_nested(x: Any) -> Any:
     return json_number(x)
 
 
-def _stats(flat: torch.Tensor) -> tuple[float, float, float, float]:
+def _stats(flat: torch.Tensor) -> tuple[Any, Any, float, float]:
     """min, max, mean, norm of a flat, non-empty tensor (magnitudes for complex)."""
-    return tuple(_row_stats(flat.reshape(1, -1)).reshape(-1).tolist())
+    rows = flat.reshape(1, -1)
+    low, high, mean, norm = _row_stats(rows).reshape(-1).tolist()
+    bounds = _exact_bounds(rows)
+    if bounds is not None:
+        low, high = bounds[0]
+    return low, high, mean, norm
+
+
+def _exact_bounds(rows: torch.Tensor) -> list[tuple[Any, Any]] | None:
+    """Each row's min and max in the tensor's own kind, for integer and bool tensors
+    (None for floating and complex ones, whose float64 bounds are exact): a mask's are
+    False and True, not 0.0 and 1.0, and an int64 past 2**53 keeps its last digits."""
+    if rows.dtype.is_floating_point or rows.is_complex():
+        return None
+    return [tuple(pair) for pair in torch.stack((rows.amin(dim=1), rows.amax(dim=1))).T.tolist()]
 
 
 def _row_stats(rows: torch.Tensor) -> torch.Tensor:
@@ -47,6 +61,15 @@ def _row_stats(rows: torch.Tensor) -> torch.Tensor:
     # cancellation, so float32's own accumulation is accurate to its precision.
     mean = values.mean(dim=1, dtype=f64)
     return torch.stack((low.to(f64), high.to(f64), mean, norm.to(f64)))
+
+
+def _with_exact_bounds(rows: torch.Tensor, stats: list[list[Any]]) -> list[list[Any]]:
+    """`_row_stats` rows (min, max, mean, norm) with an integer or bool tensor's own
+    min and max (`_exact_bounds`)."""
+    bounds = _exact_bounds(rows)
+    if bounds is None:
+        return stats
+    return [[low, high, *rest] for (low, high), (_, _, *rest) in zip(bounds, stats, strict=True)]
 
 
 def _data(d: torch.Tensor) -> Any:
@@ -295,7 +318,7 @@ class _Slab:
                 for value, row in zip(self.values, rows.cpu(), strict=True):
                     value["data"] = _data(row.reshape(value["shape"]))
             elif n:
-                stats = _row_stats(rows).T.tolist()
+                stats = _with_exact_bounds(rows, _row_stats(rows).T.tolist())
                 for value, (low, high, mean, norm) in zip(self.values, stats, strict=True):
                     value["min"], value["max"], value["mean"], value["norm"] = (
                         low, high, mean, norm,
@@ -403,7 +426,7 @@ class TensorValues:
 
     def _finish_batch(self, n: int, batch: list[tuple[TensorValue, torch.Tensor]]) -> None:
         rows = _rows(batch)  # the copy the values come from
-        stats = _row_stats(rows).T.tolist()
+        stats = _with_exact_bounds(rows, _row_stats(rows).T.tolist())
         keep = n <= self.full_limit
         host = (rows if keep else rows[:, :FIRST_VALUES]).cpu()
         firsts = host[:, :FIRST_VALUES]
