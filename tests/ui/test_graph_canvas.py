@@ -596,3 +596,31 @@ def test_rows_closer_than_a_name_line_still_name_the_weights_where_they_fit(qtbo
     assert canvas._overlay.last_spacing_px[1] < 28
     for name in ("X", "y", "model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"):
         assert name in texts
+
+
+def test_a_narrow_frame_keeps_the_shortest_title_that_says_which_module(qapp) -> None:
+    """A GAN's discriminator calls: each layer's frame too narrow for `D.0#1 · Linear`
+    read `Li…`. The call count goes first (the frame around says which call), then the
+    shortest form is cut."""
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFont
+
+    from autograd_viz.ui.graph._fold_painting import (
+        MIN_TITLED_FRAME_PX,
+        MIN_TITLED_ROW_PX,
+        _title_plate,
+    )
+
+    metrics = QFontMetricsF(QFont())
+    info = SimpleNamespace(heading="D.0#1 · Linear", title="D.0#1", detail="Linear")
+
+    def shown(width: float) -> str:
+        plate = _title_plate(info, QRectF(0, 0, width, 40), metrics, MIN_TITLED_ROW_PX + 1)
+        assert plate is not None
+        return plate[0]
+
+    assert shown(metrics.horizontalAdvance("D.0#1 · Linear") + 20) == "D.0#1 · Linear"
+    assert shown(metrics.horizontalAdvance("D.0") + 17) == "D.0"
+    assert shown(MIN_TITLED_FRAME_PX).startswith("D")  # never `Li…`

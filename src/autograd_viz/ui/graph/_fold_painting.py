@@ -21,6 +21,7 @@ MIN_FRAME_PX = 8.0  # frames smaller than this on screen are not drawn
 MANY_FRAMES = 120  # past this many frames in view, plain lines
 MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
 MIN_TITLED_FRAME_PX = 36.0  # a frame narrower than this has no room for a title
+OVERHANG_PX = 12.0  # how far past a narrow frame's corner a short title may reach
 
 
 def screen_rect(transform: QTransform, rect: tuple[float, float, float, float]) -> QRectF:
@@ -95,9 +96,20 @@ def _title_plate(
     # The fullest form that fits: the name and class, else the name (`model.1`), else the
     # class (`ReLU`, `×300`); a narrow frame says one of them rather than nothing (a CNN's
     # ReLU, MaxPool2d and Flatten frames were untitled).
-    forms = (info.heading, info.title, info.detail) if info.detail else (info.title,)
-    heading = next((f for f in forms if metrics.horizontalAdvance(f) <= room), forms[-1])
+    # Then the name without its call count (`D.0#1` → `D.0`: the frame around says which
+    # call); where none fits, the shortest of them is cut (a GAN's `Li…` read `D.0`).
+    name, mark, count = info.title.rpartition("#")
+    bare = (name,) if mark and name and count.isdigit() else ()
+    forms = (info.heading, info.title, *bare, info.detail) if info.detail else (info.title, *bare)
+    fits = [f for f in forms if metrics.horizontalAdvance(f) <= room]
+    heading = fits[0] if fits else min(forms, key=metrics.horizontalAdvance)
+    # A short name a little wider than the room overhangs the frame's corner whole
+    # rather than read `…`; a longer one is cut, and one cut to nothing is left out.
+    if metrics.horizontalAdvance(heading) <= room + OVERHANG_PX:
+        room += OVERHANG_PX
     text = metrics.elidedText(heading, Qt.TextElideMode.ElideRight, room)
+    if not text or text == "…":
+        return None
     width = metrics.horizontalAdvance(text)
     return text, QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
 
