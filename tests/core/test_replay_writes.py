@@ -136,6 +136,32 @@ def test_a_training_batch_norm_updates_its_running_statistics() -> None:
     assert plain["rm"].tolist() != [0.0]
 
 
+@pytest.mark.parametrize("call", ["emb(torch.tensor([0]))", "bag(torch.tensor([[0]]))"])
+def test_an_embedding_with_max_norm_renormalises_its_weight_at_that_step(call) -> None:
+    """`nn.Embedding(..., max_norm=1.0)` rescales the rows it looks up inside the weight
+    itself (torch.embedding_renorm_, with every mode off): the replay kept row 0 at
+    [3, 4] to the end while the caption's result read 0.6…0.8."""
+    code = (
+        "import torch\nemb = torch.nn.Embedding(2, 2, max_norm=1.0)\n"
+        "bag = torch.nn.EmbeddingBag(2, 2, max_norm=1.0, mode='sum')\n"
+        "with torch.no_grad():\n    emb.weight.copy_(torch.tensor([[3.0, 4.0], [0.1, 0.1]]))\n"
+        "    bag.weight.copy_(torch.tensor([[3.0, 4.0], [0.1, 0.1]]))\n"
+        f"e = {call}\ny = e * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    module = call.split("(")[0]
+    weight = trace.tensor_named(f"{module}.weight").id
+    while player.step_forward():
+        if "embedding" in player.current.caption:
+            break
+    assert player.current.caption.endswith(f"· updates {module}.weight")
+    assert player.value_at(weight).data == plain[module].weight.tolist()
+    assert plain[module].weight[0].tolist() == pytest.approx([0.6, 0.8])
+    # Without max_norm nothing is written, and nothing is claimed.
+    plain, trace, player = _plain_and_forward(code.replace(", max_norm=1.0", ""))
+    assert not any("updates" in caption for caption in _steps(player))
+
+
 def test_a_parameter_made_from_a_tensor_has_its_value_from_its_first_use() -> None:
     """`nn.Parameter(t)` is made where no mode sees: its numbers were known at the end of
     the run only, never at a step."""

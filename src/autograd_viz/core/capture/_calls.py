@@ -43,9 +43,17 @@ METADATA_ONLY = {
     "swapaxes_", "retain_grad",
 }  # fmt: skip
 # Calls that write into inputs they do not return, without an in-place name: a training
-# batch norm's running statistics (`F.batch_norm(x, running_mean, running_var, ...)`).
-# Torch bumps no version counter there: `running_statistics` says which they are.
-WRITES_INPUTS = {"batch_norm": "training", "instance_norm": "use_input_stats"}
+# batch norm's running statistics (`F.batch_norm(x, running_mean, running_var, ...)`),
+# name -> (the argument that makes it write them, the arguments it writes).
+# Torch bumps no version counter there: `written_inputs` says which they are.
+WRITES_INPUTS = {
+    "batch_norm": ("training", ("running_mean", "running_var")),
+    "instance_norm": ("use_input_stats", ("running_mean", "running_var")),
+    # With max_norm, the rows looked up are renormalised in the weight itself
+    # (`torch.embedding_renorm_`, run inside with every mode off).
+    "embedding": ("max_norm", ("weight",)),
+    "embedding_bag": ("max_norm", ("weight",)),
+}
 # Calls after which a tensor's memory can be written from outside torch.
 ESCAPES = {
     "numpy", "__array__", "__dlpack__", "untyped_storage", "storage", "_typed_storage",
@@ -102,17 +110,19 @@ def tensors_in(values: Any) -> list[torch.Tensor]:
     return [v for v in flatten(values) if isinstance(v, torch.Tensor)]
 
 
-def running_statistics(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor] | None:
-    """The running mean and variance a batch or instance norm call updated in place: those
-    it was given, when it normalised with the batch's own statistics."""
-    flag = WRITES_INPUTS.get(getattr(func, "__name__", ""))
+def written_inputs(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor] | None:
+    """The inputs a WRITES_INPUTS call wrote in place: a batch or instance norm's running
+    mean and variance when it normalised with the batch's own statistics (and a momentum
+    that moves them), an embedding's weight when it renormalised rows to `max_norm`."""
+    flag, written = WRITES_INPUTS[getattr(func, "__name__", "")]
     try:
         bound = inspect.signature(func).bind(*args, **kwargs)
     except (TypeError, ValueError):  # not the functional form (a builtin without one)
         return None
     bound.apply_defaults()
     given = bound.arguments
-    if not given.get(flag) or given.get("momentum") == 0:  # momentum 0: they stay put
+    on = given.get(flag) is not None if flag == "max_norm" else bool(given.get(flag))
+    if not on or given.get("momentum") == 0:  # momentum 0: the statistics stay put
         return None
-    found = [given.get(k) for k in ("running_mean", "running_var")]
+    found = [given.get(k) for k in written]
     return [t for t in found if isinstance(t, torch.Tensor)] or None

@@ -26,8 +26,8 @@ from autograd_viz.core.capture._calls import (
     WRITES_INPUTS,
     flatten,
     in_place,
-    running_statistics,
     tensors_in,
+    written_inputs,
 )
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
@@ -198,7 +198,7 @@ class Tracer:
             self._failed(exc, name, args, kwargs)
             raise
         if name in WRITES_INPUTS:
-            self._updated = running_statistics(func, args, kwargs)
+            self._updated = written_inputs(func, args, kwargs)
         inplace = in_place(func, name, args, kwargs)
         if inplace or "out" in kwargs:  # a write the version counters of aliases may miss
             rec.snapshots.changed()
