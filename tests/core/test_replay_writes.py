@@ -162,6 +162,27 @@ def test_an_embedding_with_max_norm_renormalises_its_weight_at_that_step(call) -
     assert not any("updates" in caption for caption in _steps(player))
 
 
+@pytest.mark.parametrize(
+    "write", ["w.grad.data = torch.tensor([7.0, 8.0])", "m.double()", "m.half()"]
+)
+def test_a_grads_data_set_anew_shows_as_that_leafs_grad(write) -> None:
+    """`w.grad.data = t` (and `Module.half()`, `.double()`, which set each grad's `.data`)
+    changes w.grad in torch. The replay kept the old grad and captioned a change of an
+    unnamed `t4`, "not in the picture"."""
+    code = (
+        "import torch\nm = torch.nn.Linear(2, 1, bias=False)\nw = m.weight\n"
+        "with torch.no_grad():\n    w.copy_(torch.tensor([[1.0, 2.0]]))\n"
+        "(w * 3).sum().backward()\n"
+        f"{write}\ny = m.weight * 1\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    leaf = trace.tensor_named("w").id
+    assert any(c.startswith("line 7: m.weight.grad set — .grad [1×2] 3.0…3.0 → ") for c in captions)
+    assert player.grad_at(leaf).data == plain["w"].grad.tolist()
+    assert not any("nothing drawn: what it touched" in c for c in captions)
+
+
 def test_a_parameter_made_from_a_tensor_has_its_value_from_its_first_use() -> None:
     """`nn.Parameter(t)` is made where no mode sees: its numbers were known at the end of
     the run only, never at a step."""

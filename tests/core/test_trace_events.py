@@ -235,7 +235,7 @@ EVERY_CAPTION = [
     # One call, one step: the reset, standing on the op after it (it lights w).
     "line 11: w.grad.zero_() — .grad [3.0, 4.0] → [0.0, 0.0]",
     "line 12: ones() → ones(…) = [1.0, 1.0]  · " + MADE_WITHOUT_GRAD,
-    "line 12: w.grad = — .grad [0.0, 0.0] → [1.0, 1.0]",
+    "line 12: w.grad set — .grad [0.0, 0.0] → [1.0, 1.0]",
     "line 13: loss.item() = 11.0 — the result has no autograd history",
     "line 14: ValueError: the end",
 ]

@@ -99,6 +99,18 @@ def _record_assignment(
             }
         )
     else:
+        leaf = rec.grad_owner(owner) if rec.grads_known else None
+        if leaf is not None:  # `w.grad.data = t`, as `Module.half()` and `.to()` do too
+            rec.emit(
+                {
+                    "kind": "grad_assign",
+                    "line": line,
+                    "tensor": leaf,
+                    "before": before,
+                    "after": rec.recall(owner),
+                }
+            )
+            return
         rec.emit(
             {
                 "kind": "param_update",

@@ -85,9 +85,9 @@ class GradAssignEvent(ChangeEvent):
         return self._finish(change_dict(self))
 
     def caption(self, lookup: Lookup) -> str:
-        """`line 5: w.grad = — .grad None → 1.0`."""
+        """`line 5: w.grad set — .grad None → 1.0`."""
         change = show_change(self.before, self.after)
-        return f"{self.where}{tensor_name(lookup, self.tensor)}.grad = — .grad {change}"
+        return f"{self.where}{tensor_name(lookup, self.tensor)}.grad set — .grad {change}"
 
 
 @dataclass(frozen=True, slots=True)
