@@ -275,3 +275,28 @@ def test_quick_maker_makes_what_init_makes() -> None:
 
     with pytest.raises(TypeError):
         quick_maker(WithFactory)
+
+
+def test_an_op_inside_a_custom_functions_forward_is_not_called_untracked() -> None:
+    """Inside `Sq.forward` grad mode is off, and `x * x` was captioned "(no_grad: not
+    tracked)" though torch gives its result, y, the SqBackward node. A plain no_grad op
+    still says it is not tracked."""
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    trace = run_source(
+        "import torch\nclass Sq(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x * x\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        x, = ctx.saved_tensors\n"
+        "        return 2 * x * g\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = Sq.apply(x)\nwith torch.no_grad():\n    q = x * 2\n"
+    )
+    assert trace.node(trace.tensor_named("y").grad_fn).name == "SqBackward"
+    player = prepare_run(trace).player
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    assert (
+        "line 6: mul(x, x) → y = [1.0, 4.0]  (inside a custom autograd.Function: recorded as"
+        " one SqBackward)" in captions
+    )
+    assert "line 14: mul(x) → q = [2.0, 4.0]  (no_grad: not tracked)" in captions[-1]

@@ -16,6 +16,9 @@ from autograd_viz.core.trace.events import GradResetEvent, HistoryBreakEvent, Op
 
 # Why a step lights nothing. Each is the end of a caption; tests look for them.
 NO_GRAD_MODE = "nothing drawn: it ran under no_grad, so autograd recorded nothing"
+INSIDE_FUNCTION = (
+    "nothing drawn: it ran inside a custom autograd.Function, which autograd records as one node"
+)
 NEEDS_NO_GRAD = "nothing drawn: it ran on tensors that need no grad, so it is not part of the graph"
 MADE_WITHOUT_GRAD = (
     "nothing drawn: it made a tensor that needs no grad, so it is not part of the graph"
@@ -116,7 +119,7 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
         return NOT_BUILT
     if isinstance(e, OpEvent):
         if not e.grad_enabled:
-            return NO_GRAD_MODE
+            return INSIDE_FUNCTION if e.function_node(lookup) else NO_GRAD_MODE
         if not e.made:
             tensors = lookup.tensors
             if any(t in tensors and tensors[t].requires_grad for t in e.inputs):

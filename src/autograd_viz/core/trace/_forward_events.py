@@ -215,9 +215,29 @@ class OpEvent(TraceEvent):
         args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
         if self.op == "requires_grad" and self.constants:  # which way: on or off
             args += f", {self.constants[0]}"
-        untracked = "" if self.grad_enabled else "  (no_grad: not tracked)"
+        untracked = ""
+        if not self.grad_enabled:
+            node = self.function_node(lookup)
+            untracked = (
+                f"  (inside a custom autograd.Function: recorded as one {node})"
+                if node
+                else "  (no_grad: not tracked)"
+            )
         call = f"{args}.{self.op}" if self.op in VIEW_ATTRIBUTES else f"{self.op}({args})"
         return f"{self.where}{call} → {outs}{untracked}{self._also(lookup)}"
+
+    def function_node(self, lookup: Lookup) -> str | None:
+        """For an op run with grad off inside a custom `autograd.Function`'s forward (or
+        torch's own: a reentrant checkpoint, a full backward hook's), the Function's node
+        that torch attached to its output afterwards (`SqBackward`); else None. Torch's
+        built-in nodes end in a number (`MulBackward0`), a Function's do not."""
+        tensors, nodes = lookup.tensors, lookup.nodes
+        for t in self.outputs:
+            info = tensors.get(t)
+            node = nodes.get(info.grad_fn) if info is not None and info.grad_fn else None
+            if node is not None and node.name.endswith("Backward"):
+                return node.name
+        return None
 
     def _also(self, lookup: Lookup) -> str:
         """`  · also changes w (same memory)`: what an in-place write wrote besides its
