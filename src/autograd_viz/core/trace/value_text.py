@@ -24,10 +24,52 @@ def format_number(x: object, digits: int = 4) -> str:
     return text
 
 
+def format_complex(pair: object, digits: int = 4) -> str:
+    """A complex number as the trace carries it (`[re, im]`), as Python writes one:
+    `1+2j`, `(1.5-0.25j)` without the brackets."""
+    if not (isinstance(pair, list) and len(pair) == 2):
+        return format_number(pair, digits)
+    re, im = pair
+    if not all(isinstance(x, (int, float)) for x in pair):  # "nan", "inf": as they came
+        return f"{re}{'' if str(im).startswith('-') else '+'}{im}j"
+    imag = format_number(abs(im), digits)
+    return f"{format_number(re, digits)}{'-' if im < 0 else '+'}{imag}j"
+
+
+def _is_complex(value: TensorValue) -> bool:
+    """Whether `data` nests one level deeper than `shape`: a complex tensor's pairs."""
+    data, depth = value.data, 0
+    while isinstance(data, list) and data:
+        data, depth = data[0], depth + 1
+    return depth > len(value.shape)
+
+
+def _complex_value(value: TensorValue) -> str:
+    if not value.shape:
+        return format_complex(value.data)
+    if len(value.shape) == 1 and len(value.data) <= 3:
+        return "[" + ", ".join(format_complex(v, 3) for v in value.data) + "]"
+    pairs: list[list[float]] = []
+    stack = [value.data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list) and item and isinstance(item[0], list):
+            stack.extend(item)
+        elif isinstance(item, list) and len(item) == 2:
+            pairs.append(item)
+    sizes = [abs(complex(*p)) for p in pairs if all(isinstance(x, (int, float)) for x in p)]
+    shape = "×".join(str(s) for s in value.shape)
+    if not sizes:
+        return f"[{shape}] complex"
+    return f"[{shape}] complex, |z| {format_number(min(sizes), 3)}…{format_number(max(sizes), 3)}"
+
+
 def format_value(value: TensorValue | None) -> str:
     """A tensor's value for a label: the number for scalars, else shape and range."""
     if value is None:
         return "?"
+    if isinstance(value.data, list) and _is_complex(value):
+        return _complex_value(value)
     if not value.shape:
         return format_number(value.data)
     shape = "×".join(str(s) for s in value.shape)
