@@ -624,3 +624,53 @@ def test_a_narrow_frame_keeps_the_shortest_title_that_says_which_module(qapp) ->
     assert shown(metrics.horizontalAdvance("D.0#1 · Linear") + 20) == "D.0#1 · Linear"
     assert shown(metrics.horizontalAdvance("D.0") + 17) == "D.0"
     assert shown(MIN_TITLED_FRAME_PX).startswith("D")  # never `Li…`
+
+
+class _Placed(QPainter):
+    """A real painter that keeps each text with where it was drawn."""
+
+    def __init__(self, device) -> None:
+        super().__init__(device)
+        self.placed: list[tuple[str, QPointF]] = []
+
+    def drawText(self, *args) -> None:  # Qt's own name
+        if len(args) == 2 and isinstance(args[0], QPointF):
+            self.placed.append((str(args[1]), QPointF(args[0])))
+        super().drawText(*args)
+
+
+def test_a_framed_weights_name_stays_inside_its_layers_frame(qtbot) -> None:
+    """A GAN's generator: each layer's weight sits at its frame's left edge, and its name,
+    centred under it, hung over the dashed border. It now moves along its row into the
+    frame (it still fits under its node)."""
+    from PySide6.QtGui import QImage
+
+    from autograd_viz.ui.graph._fold_painting import screen_rect
+
+    trace = run_source(
+        "import torch, torch.nn as nn\ntorch.manual_seed(0)\n"
+        "G = nn.Sequential(nn.Linear(2, 8), nn.LeakyReLU(0.2), nn.Linear(8, 4))\n"
+        "D = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1))\n"
+        "bce = nn.BCEWithLogitsLoss()\nreal = torch.randn(6, 4); noise = torch.randn(6, 2)\n"
+        "fake = G(noise)\n"
+        "d_loss = bce(D(real), torch.ones(6, 1)) + bce(D(fake.detach()), torch.zeros(6, 1))\n"
+        "d_loss.backward()\ng_loss = bce(D(fake), torch.ones(6, 1))\ng_loss.backward()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.resize(877, 450)
+    canvas.show_trace(trace)
+    canvas.grab()
+    image = QImage(canvas.viewport().size(), QImage.Format.Format_ARGB32)
+    painter = _Placed(image)
+    overlay = canvas._overlay
+    transform = overlay.deviceTransform(canvas.viewportTransform())
+    painter.setTransform(transform)
+    overlay.paint(painter)
+    painter.end()
+    graph = canvas.graph
+    frame = screen_rect(transform, graph.frames["G.0"])
+    metrics = QFontMetricsF(overlay._title_font)
+    names = [(p, metrics.horizontalAdvance(t)) for t, p in painter.placed if t == "weight"]
+    assert names  # G.0's weight, named by its short name inside the frame
+    for point, width in names[:1]:
+        assert frame.left() <= point.x() and point.x() + width <= frame.right()

@@ -177,6 +177,23 @@ class LabelPainting:
             self._framed_set = {m for members in graph.groups.values() for m in members}
         return self._framed_set
 
+    def _frame_of(self) -> dict[str, str]:
+        """Each framed node's innermost frame, once per picture."""
+        graph = self._graph
+        if getattr(self, "_frame_of_graph", None) is not graph:
+            frames = graph.frames
+            area = {k: abs((r[2] - r[0]) * (r[3] - r[1])) for k, r in frames.items()}
+            owner: dict[str, str] = {}
+            for key, members in graph.groups.items():
+                if key not in frames:
+                    continue
+                for m in members:
+                    known = owner.get(m)
+                    if known is None or area[key] < area[known]:
+                        owner[m] = key
+            self._frame_of_graph, self._frame_of_map = graph, owner
+        return self._frame_of_map
+
     def _paint_labels(
         self,
         painter: QPainter,
@@ -224,6 +241,14 @@ class LabelPainting:
             titles = frame_title_rects(transform, self._graph, self._op_font, QRectF(view))
             marks += [(f"frame {key}", rect) for key, rect in titles]
         placer = LabelPlacer(marks)
+        # A framed node's label stays inside its innermost frame, moved along its row if
+        # it would hang over the border (`weight` under a layer's first weight).
+        inside = (
+            {k: screen_rect(transform, self._graph.frames[f]) for k, f in self._frame_of().items()
+             if k in shown}
+            if transform is not None
+            else {}
+        )  # fmt: skip
         # The op the step runs keeps its name: the gradients placed next go around it
         # (MulBackward0's own ∂ plates took the spot under it, and its name was dropped).
         for key in step.lit if step is not None and not sparse else ():
@@ -316,21 +341,23 @@ class LabelPainting:
                     )
                 elif where == _ABOVE:  # as far over the mark as `y` is under it
                     rect.moveBottom(2 * centre.y() - y)
+                if where != _LEFT and key in inside:
+                    _keep_inside(rect, inside[key])
                 if (thin or where != _BELOW) and not QRectF(view).contains(rect):
                     continue  # the fit keeps no room for it: cut at the edge, it misleads
                 if placer.free(key, rect, marks=not crossing or i < len(places) - 1):
                     placer.take(key, rect)
-                    chosen = rect, variant
+                    chosen = rect, variant, where
                     break
             if chosen is None:
                 continue
-            rect, lines = chosen
+            rect, lines, where = chosen
             top = rect.top()
             for text, font, metrics, colour in lines:
                 painter.setFont(font)
                 painter.setPen(QColor(colour))
                 width = measure.width(font, text)
-                x = rect.right() - width if rect.right() < centre.x() else centre.x() - width / 2
+                x = rect.right() - width if where == _LEFT else rect.center().x() - width / 2
                 painter.drawText(QPointF(x, top + metrics.ascent()), text)
                 top += metrics.height()
 
@@ -339,3 +366,14 @@ class LabelPainting:
         width = max(self.measure.width(font, text) for text, font, _, _ in lines)
         height = sum(metrics.height() for _, _, metrics, _ in lines)
         return QRectF(x - width / 2, y, width, height)
+
+
+def _keep_inside(rect: QRectF, frame: QRectF) -> None:
+    """Move `rect` along its row into `frame` (2 px in from its border) when it hangs over
+    a side by less than half its width and fits; else leave it where it is."""
+    left, right = frame.left() + 2, frame.right() - 2
+    if rect.width() > right - left:
+        return
+    shift = left - rect.left() if rect.left() < left else min(0.0, right - rect.right())
+    if abs(shift) < rect.width() / 2:
+        rect.translate(shift, 0)
