@@ -159,3 +159,26 @@ def test_every_pass_of_a_loop_names_what_a_function_or_a_forward_returned() -> N
     # `z = loss_of(…) + 1`: the function's result is not what z holds
     assert sum(c.startswith("line 11: mean(") for c in captions) == 4
     assert sum(c.startswith("line 18: add(") and " → z = " in c for c in captions) == 2
+
+
+def test_tensors_left_in_a_list_tuple_or_dict_are_named_by_how_to_reach_them() -> None:
+    """`v = torch.autograd.grad(y, (a, b))` was captioned `returned t7 = …, t8 = …`, and
+    results kept in a list or dict by their op (`mul(…)`)."""
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    trace = run_source(
+        "import torch\na = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "b = torch.tensor([0.5], requires_grad=True)\ny = (a * a).sum() + b.sum() * 0\n"
+        "v = torch.autograd.grad(y, (a, b))\nouts = [a * 2, a * 3]\nd = {'w': a + 1}\n"
+        "both = (a, b)\n"
+    )
+    names = {t.name for t in trace.tensors}
+    assert {"v[0]", "v[1]", "outs[0]", "outs[1]", "d['w']"} <= names
+    # A tensor with a name of its own keeps it: `both` adds no alias to a and b.
+    assert trace.tensor_named("a").aliases == [] and "both[0]" not in names
+    player = prepare_run(trace).player
+    player.set_mode(EVERYTHING)
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    assert any("returned v[0] = [2.0, 4.0], v[1] = [0.0]" in c for c in captions)

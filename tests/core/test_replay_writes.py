@@ -412,12 +412,17 @@ def test_accumulate_grad_into_a_view_changes_its_base() -> None:
 def test_a_deepcopy_of_a_leaf_is_said_to_be_a_new_leaf() -> None:
     """`copy.deepcopy([x, 3])` of an x that requires grad: the copy requires grad too (a
     new leaf); the caption said it "cannot carry a gradient"."""
-    code = "import torch, copy\nx = torch.ones(2, requires_grad=True)\nxs = copy.deepcopy([x, 3])\n"
+    code = (
+        "import torch, copy\nx = torch.ones(2, requires_grad=True)\nxs = copy.deepcopy([[x, 3]])\n"
+    )
     plain, _trace, player = _plain_and_forward(code)
-    assert plain["xs"][0].requires_grad and plain["xs"][0].is_leaf
+    assert plain["xs"][0][0].requires_grad and plain["xs"][0][0].is_leaf
     assert _steps(player)[-1].endswith(
         "its result is a new leaf, with no history back to what it copied"
     )
+    # One level in, the copy is named by how to reach it, and drawn as the leaf it is.
+    plain, _trace, player = _plain_and_forward(code.replace("[[x, 3]]", "[x, 3]"))
+    assert _steps(player)[-1] == "line 3: deepcopy(x) → xs[0] = [1.0, 1.0]"
 
 
 def test_a_grad_zeroed_by_hand_or_by_zero_grad_is_one_step_per_call() -> None:

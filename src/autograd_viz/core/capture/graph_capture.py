@@ -18,7 +18,7 @@ DEFAULT_MAX_NODES = 20_000
 MAX_TENSORS = 5_000  # tensors listed at the end of a run (events still name every tensor)
 
 _HIDDEN_NAMES = {"In", "Out", "exit", "quit", "get_ipython"}
-_EVENT_TENSOR_KEYS = ("inputs", "outputs", "roots")
+_EVENT_TENSOR_KEYS = ("inputs", "outputs", "roots", "results")
 _EVENT_TENSOR_KEY = ("tensor", "result")
 
 
@@ -42,6 +42,32 @@ def namespace_buffers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Ten
         if isinstance(obj, torch.nn.Module) and not name.startswith("_"):
             found.extend((f"{name}.{b}", t) for b, t in obj.named_buffers())
     return found
+
+
+MAX_CONTAINED = 32  # items of a list, tuple or dict looked into for tensors to name
+
+
+def namespace_containers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    """Tensors the user bound inside a list, tuple or dict, by how to reach them:
+    `v = torch.autograd.grad(y, (a, b))` makes `v[0]`, `v[1]`; `g = torch.func.grad(f)(p)`
+    with a dict `p` makes `g['weight']`. One level in, small containers only."""
+    found: list[tuple[str, torch.Tensor]] = []
+    for name, obj in list(namespace.items()):
+        if name.startswith("_") or name in _HIDDEN_NAMES:
+            continue
+        if type(obj) in (list, tuple) and len(obj) <= MAX_CONTAINED:
+            found.extend((f"{name}[{i}]", t) for i, t in enumerate(obj) if _plain_tensor(t))
+        elif type(obj) is dict and len(obj) <= MAX_CONTAINED:
+            found.extend(
+                (f"{name}[{k!r}]", t)
+                for k, t in obj.items()
+                if isinstance(k, (str, int)) and _plain_tensor(t)
+            )
+    return found
+
+
+def _plain_tensor(t: Any) -> bool:
+    return isinstance(t, torch.Tensor) and not isinstance(t, torch.nn.Parameter)
 
 
 class EarlierTensors:
@@ -221,6 +247,12 @@ def capture_graph(
         if tid is not None and tid in referenced and tid not in names:
             names[tid], objects[tid] = name, t
             buffers.add(tid)
+    # Then what the run made and left in a list, tuple or dict of the user's, unnamed else
+    # (captions said `returned t16 = …` for `v = torch.autograd.grad(…)`).
+    for name, t in namespace_containers(namespace):
+        tid = registry.known_id(t)
+        if tid is not None and tid in referenced and tid not in names:
+            names[tid], objects[tid] = name, t
     live = dict(registry.live_tensors())
     wanted = list(names)
     wanted += [n.variable for n in registry.nodes.values() if n.variable in live]
