@@ -674,3 +674,27 @@ def test_a_framed_weights_name_stays_inside_its_layers_frame(qtbot) -> None:
     assert names  # G.0's weight, named by its short name inside the frame
     for point, width in names[:1]:
         assert frame.left() <= point.x() and point.x() + width <= frame.right()
+
+
+def test_layers_too_close_for_every_ops_name_still_name_the_ops_that_have_room(qtbot) -> None:
+    """A small CNN fitted at 34 px a layer: every op square went unnamed over a canvas
+    two-thirds empty. Each op now says its short name where that clears everything."""
+    trace = run_source(
+        "import torch, torch.nn as nn, torch.nn.functional as F\ntorch.manual_seed(0)\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = nn.Conv2d(1, 4, 3, padding=1)\n        self.bn = nn.BatchNorm2d(4)\n"
+        "        self.drop = nn.Dropout(0.25)\n"
+        "        self.fc = nn.Linear(4 * 4 * 4, 10)\n    def forward(self, x):\n"
+        "        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)\n"
+        "        x = self.drop(x.flatten(1))\n"
+        "        return self.fc(x)\nnet = Net()\n"
+        "x = torch.randn(2, 1, 8, 8); y = torch.tensor([3, 7])\n"
+        "loss = F.cross_entropy(net(x), y)\nloss.backward()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.resize(877, 450)
+    canvas.show_trace(trace)
+    texts = _paint_overlay(canvas).texts
+    assert canvas._overlay.sparse() and not canvas._overlay.thin()
+    for name in ("Convolution", "Relu", "Addmm", "weight", "loss"):
+        assert name in texts

@@ -274,7 +274,8 @@ class LabelPainting:
             node = nodes[key]
             if node.kind == MODULE:
                 continue  # a card's text is inside it
-            if sparse and node.kind in (OPERATION, ACCUMULATE, UNTRACKED):
+            op = node.kind in (OPERATION, ACCUMULATE, UNTRACKED)
+            if op and (thin or (sparse and node.kind == UNTRACKED)):
                 continue  # layers too close: the tensors' names only
             if thin and (not node.title or node.title == "(leaf)"):
                 continue  # closer still: only a name says more than the mark
@@ -326,7 +327,11 @@ class LabelPainting:
                 # An op whose row below is taken (its neighbours' names, a tensor's value
                 # lines) names itself above its square, where there is room.
                 places += [(variant, _ABOVE) for variant in variants[1:]]
-            crossing = not thin  # at the thinnest zoom a name crossing a mark is noise
+            # At the thinnest zoom a name crossing a mark is noise, and so is an op's
+            # where layers are too close for every op's name: each says its short name
+            # only where that clears everything, below or above its square (a CNN's
+            # Conv, Relu and MaxPool squares went unnamed over an empty canvas).
+            crossing = not thin and not (sparse and op)
             if crossing:
                 places.append(([title_line], _BELOW))  # the name may cross a mark, not a label
             chosen = None
