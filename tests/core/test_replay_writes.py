@@ -183,6 +183,32 @@ def test_a_grads_data_set_anew_shows_as_that_leafs_grad(write) -> None:
     assert not any("nothing drawn: what it touched" in c for c in captions)
 
 
+def test_a_grad_bound_to_a_name_has_the_grads_values() -> None:
+    """`g = w.grad` meets no op: g had no value at any step (the inspector fell back to
+    its end value, even before backward). It is w's grad object: its numbers are w.grad's,
+    from the backward that made it, through the accumulation into it."""
+    code = (
+        "import torch\nw = torch.ones(2, requires_grad=True)\n(w * 3).sum().backward()\n"
+        "g = w.grad\n(w * 2).sum().backward()\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    g = trace.tensor_named("g")
+    assert g.grad_of == trace.tensor_named("w").id
+    seen = []
+    while player.step_forward():
+        value = player.value_at(g.id)
+        seen.append(None if value is None else value.data)
+    assert seen[0] is None and [3.0, 3.0] in seen
+    assert seen[-1] == plain["g"].tolist() == [5.0, 5.0]
+    # Once w.grad is set to None a later grad is another object: g keeps its own.
+    code += "w.grad = None\n(w * 4).sum().backward()\ng = w.grad\n"
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    _steps(player)
+    g = trace.tensor_named("g").id
+    assert player.value_at(g).data == plain["g"].tolist() == [4.0, 4.0]
+    assert player.value_at(g, trace.events.index(trace.events[4])) is None
+
+
 def test_a_parameter_made_from_a_tensor_has_its_value_from_its_first_use() -> None:
     """`nn.Parameter(t)` is made where no mode sees: its numbers were known at the end of
     the run only, never at a step."""

@@ -70,6 +70,24 @@ def _plain_tensor(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and not isinstance(t, torch.nn.Parameter)
 
 
+def _grads_bound(
+    infos: dict[str, TensorInfo],
+    objects: dict[str, torch.Tensor],
+    referenced: set[str],
+    live: dict[str, torch.Tensor],
+) -> None:
+    """Mark the named tensors no event met that are a leaf's `.grad` now (`g = w.grad`):
+    the player gives them that grad's values (TensorInfo.grad_of)."""
+    unmet = {id(t): tid for tid, t in objects.items() if tid not in referenced and tid in infos}
+    if not unmet:
+        return
+    for tid, t in live.items():
+        if tid in infos and t.is_leaf and t.requires_grad:
+            grad = t.grad
+            if grad is not None and id(grad) in unmet:
+                infos[unmet[id(grad)]].grad_of = tid
+
+
 class EarlierTensors:
     """The tensors a kept namespace held before a run (weakly: a run may free them).
 
@@ -286,6 +304,7 @@ def capture_graph(
         if len(infos) >= MAX_TENSORS:
             break
         infos[tid] = _freed(tid, registry.leaves[tid], True, value, grad)
+    _grads_bound(infos, objects, referenced, live)
     values.finish()
     for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
         infos[tid].value, infos[tid].uninitialised = None, True

@@ -320,4 +320,17 @@ class Player(_StepLists):
                     history = table[change.tensor] = ([], [], change.before)
                 history[0].append(i)
                 history[1].append(change.after)
+        for t in self.trace.tensors:
+            if t.grad_of is not None and t.id not in values and t.grad_of in grads:
+                values[t.id] = _since_made(grads[t.grad_of])
         return values, grads
+
+
+def _since_made(
+    history: tuple[list[int], list[Any], Any],
+) -> tuple[list[int], list[Any], Any]:
+    """A `.grad` history from where its last grad object was made: after the last time it
+    was None (`g = w.grad` is that object; an earlier one was another tensor)."""
+    at, after, _before = history
+    start = max((k + 1 for k, value in enumerate(after) if value is None), default=0)
+    return at[start:], after[start:], None

@@ -113,6 +113,9 @@ class TensorInfo:
     # A module's buffer (`bn.running_mean`), named by its path: listed only when the run
     # used it, and not drawn as an input of the graph. Written only when true.
     buffer: bool = False
+    # A tensor no event met that is, at the end of the run, this leaf's `.grad` (`g =
+    # w.grad`): its values are the leaf's grad's since that grad object was made.
+    grad_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
@@ -123,6 +126,8 @@ class TensorInfo:
             out["freed"] = True
         if self.buffer:
             out["buffer"] = True
+        if self.grad_of is not None:
+            out["grad_of"] = self.grad_of
         return out
 
     def _dict(self) -> dict[str, Any]:
