@@ -182,3 +182,23 @@ def test_tensors_left_in_a_list_tuple_or_dict_are_named_by_how_to_reach_them() -
     while player.step_forward():
         captions.append(player.current.caption)
     assert any("returned v[0] = [2.0, 4.0], v[1] = [0.0]" in c for c in captions)
+
+
+def test_a_buffer_also_bound_to_a_variable_is_named_by_its_path() -> None:
+    """`s = m.stat` on the last line named the buffer `s` from the line that made it, two
+    lines before s existed. A parameter is named by its path, its variables aliases; so is
+    a buffer now."""
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    trace = run_source(
+        "import torch\nm = torch.nn.Module()\nm.register_buffer('stat', torch.zeros(2))\n"
+        "with torch.no_grad():\n    m.stat.add_(1.0)\ns = m.stat\n"
+    )
+    stat = trace.tensor_named("m.stat")
+    assert stat.aliases == ["s"]
+    player = prepare_run(trace).player
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    assert captions[0].startswith("line 3: zeros() → m.stat = [0.0, 0.0]")
+    assert not any(" s = " in c or "(s)" in c for c in captions)

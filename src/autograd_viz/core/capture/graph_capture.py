@@ -262,9 +262,16 @@ def capture_graph(
     buffers: set[str] = set()
     for name, t in namespace_buffers(namespace):
         tid = registry.known_id(t)  # only one the run used: the others get no id
-        if tid is not None and tid in referenced and tid not in names:
+        if tid is None or tid not in referenced:
+            continue
+        if tid not in names:
             names[tid], objects[tid] = name, t
             buffers.add(tid)
+        elif names[tid] != name and name not in aliases.get(tid, ()):
+            # Bound to a variable too (`s = m.stat`): named by its path, as a parameter
+            # is, the variable an alias (captions said `s` on lines before `s` existed).
+            aliases.setdefault(tid, []).insert(0, names[tid])
+            names[tid] = name
     # Then what the run made and left in a list, tuple or dict of the user's, unnamed else
     # (captions said `returned t16 = …` for `v = torch.autograd.grad(…)`).
     for name, t in namespace_containers(namespace):
