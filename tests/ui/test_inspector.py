@@ -175,3 +175,13 @@ def test_numbers_the_kernel_let_go_of_leave_the_summary_and_say_why(qtbot) -> No
     assert "[9×8]" in inspector.details.text() and W.grad.data is None
     # Asked again (the player moved), it does not ask the kernel again.
     assert inspector.numbers.fetch(trace, [W.id], lambda: None) is False
+
+
+def test_a_complex_vector_reads_as_complex_numbers_and_draws_no_false_matrix(qtbot) -> None:
+    trace = run_source("import torch\nz = torch.tensor([1+2j, 3-1j, 0.5j, -2+0j])\n")
+    inspector = Inspector()
+    qtbot.addWidget(inspector)
+    inspector.show_item(trace, trace.tensor_named("z").id, 2)
+    text = inspector.details.text()
+    assert "[4] complex, |z| 0.5…3.16" in text and "[[1.0, 2.0]" not in text
+    assert inspector.plot.isHidden()  # its [re, im] pairs are no 4×2 matrix

@@ -36,7 +36,7 @@ def format_complex(pair: object, digits: int = 4) -> str:
     return f"{format_number(re, digits)}{'-' if im < 0 else '+'}{imag}j"
 
 
-def _is_complex(value: TensorValue) -> bool:
+def is_complex(value: TensorValue) -> bool:
     """Whether `data` nests one level deeper than `shape`: a complex tensor's pairs."""
     data, depth = value.data, 0
     while isinstance(data, list) and data:
@@ -68,7 +68,7 @@ def format_value(value: TensorValue | None) -> str:
     """A tensor's value for a label: the number for scalars, else shape and range."""
     if value is None:
         return "?"
-    if isinstance(value.data, list) and _is_complex(value):
+    if isinstance(value.data, list) and is_complex(value):
         return _complex_value(value)
     if not value.shape:
         return format_number(value.data)

@@ -25,6 +25,7 @@ from autograd_viz.core.trace.value_text import (
     UNINITIALISED,
     format_number,
     format_value,
+    is_complex,
     show_value,
 )
 from autograd_viz.ui._plot_theme import style_plot
@@ -58,7 +59,7 @@ def _value_text(value: TensorValue | None) -> str:
     # A matrix's numbers are in the table under the heatmap; as text they would push the
     # rows below them out of the pane.
     if value.data is not None and len(value.shape) <= 1:
-        text = _nested_text(value.data)
+        text = format_value(value) if is_complex(value) else _nested_text(value.data)
         if len(text) <= MAX_VALUE_TEXT:
             return text
     summary = format_value(value)
@@ -391,7 +392,10 @@ class Inspector(QWidget):
         """A heatmap for matrices, bars for vectors, each with its numbers; nothing for
         scalars (the row above shows them)."""
         array = _numeric(value.data) if value is not None else None
-        if value is None or array is None or array.ndim == 0 or array.size < 2:
+        # A complex tensor's pairs would draw as a real matrix one column too wide: its
+        # numbers are in the rows above, as complex numbers.
+        complex_pairs = value is not None and value.data is not None and is_complex(value)
+        if value is None or array is None or array.ndim == 0 or array.size < 2 or complex_pairs:
             self._hide_values()
             return
         # torch's own min/max when the trace carries them: the colour bar reads those.
