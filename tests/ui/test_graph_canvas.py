@@ -254,6 +254,14 @@ def test_fit_keeps_wide_labels_and_module_titles_in_view(qtbot) -> None:
     assert (y_high - max(tops)) * unit_py >= half_line
 
 
+def _texts_at(qtbot, trace, width: int, height: int) -> tuple[GraphCanvas, list[str]]:
+    """A canvas of this size showing `trace`, and the texts its overlay paints."""
+    canvas = _canvas(qtbot)
+    canvas.resize(width, height)
+    canvas.show_trace(trace)
+    return canvas, _paint_overlay(canvas).texts
+
+
 def _paint_overlay(canvas: GraphCanvas) -> _Recording:
     """Paint the canvas's edges, frames, boxes and labels as the screen would, recorded."""
     from PySide6.QtGui import QImage
@@ -589,10 +597,7 @@ def test_rows_closer_than_a_name_line_still_name_the_weights_where_they_fit(qtbo
         "for step in range(3):\n    opt.zero_grad()\n    logits = model(X)\n"
         "    loss = loss_fn(logits, y)\n    loss.backward()\n    opt.step()\n"
     )
-    canvas = _canvas(qtbot)
-    canvas.resize(650, 330)
-    canvas.show_trace(trace)
-    texts = _paint_overlay(canvas).texts
+    canvas, texts = _texts_at(qtbot, trace, 650, 330)
     assert canvas._overlay.last_spacing_px[1] < 28
     for name in ("X", "y", "model.0.weight", "model.0.bias", "model.2.weight", "model.2.bias"):
         assert name in texts
@@ -691,10 +696,7 @@ def test_layers_too_close_for_every_ops_name_still_name_the_ops_that_have_room(q
         "x = torch.randn(2, 1, 8, 8); y = torch.tensor([3, 7])\n"
         "loss = F.cross_entropy(net(x), y)\nloss.backward()\n"
     )
-    canvas = _canvas(qtbot)
-    canvas.resize(877, 450)
-    canvas.show_trace(trace)
-    texts = _paint_overlay(canvas).texts
+    canvas, texts = _texts_at(qtbot, trace, 877, 450)
     assert canvas._overlay.sparse() and not canvas._overlay.thin()
     for name in ("Convolution", "Relu", "Addmm", "weight", "loss"):
         assert name in texts
