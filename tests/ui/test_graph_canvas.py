@@ -700,3 +700,26 @@ def test_layers_too_close_for_every_ops_name_still_name_the_ops_that_have_room(q
     assert canvas._overlay.sparse() and not canvas._overlay.thin()
     for name in ("Convolution", "Relu", "Addmm", "weight", "loss"):
         assert name in texts
+
+
+def test_an_error_while_painting_labels_is_reported_once_and_the_app_lives(
+    qtbot, monkeypatch, capsys
+) -> None:
+    """A bug in the label pass left the painter saved, and Qt then crashed the whole app
+    (a segfault). It is now said once on stderr, and the frames and edges still paint."""
+    from autograd_viz.ui.graph._edges_item import GraphOverlayItem
+
+    def broken(self, painter, screen, transform=None):
+        raise ValueError("a bug in the labels")
+
+    monkeypatch.setattr(GraphOverlayItem, "_paint_labels", broken)
+    canvas = _canvas(qtbot)
+    canvas.show_trace(run_source(DEFAULT_EXAMPLE.read_text(encoding="utf-8")))
+    for _ in range(3):
+        image = canvas.grab().toImage()
+    assert capsys.readouterr().err.count("ValueError: a bug in the labels") == 1
+    # The picture still has its markers and edges: not one flat background colour.
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
+    }
+    assert len(colours) > 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 import numpy as np
@@ -105,6 +106,7 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         self._bounds = QRectF()
         self.labels_visible = True
         self.last_spacing_px = (0.0, 0.0)
+        self._paint_failed = False  # an error while painting was reported (once)
         self._title_font = QFont()
         self._title_font.setBold(True)
         self._title_font.setPointSizeF(9.0)
@@ -203,6 +205,18 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         # exporting; pyqtgraph's deviceTransform() crashes under QWidget.grab().
         transform = painter.transform()
         painter.save()
+        # A painter left saved by an error took the whole app down (a segfault under Qt,
+        # measured with a label bug): what failed is said once, the rest still paints.
+        try:
+            self._paint_all(painter, transform)
+        except Exception:  # a bug of ours in one picture must not end the session
+            if not self._paint_failed:
+                self._paint_failed = True
+                traceback.print_exc()
+        finally:
+            painter.restore()
+
+    def _paint_all(self, painter: QPainter, transform: QTransform) -> None:
         painter.resetTransform()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         screen = self._screen_positions(transform)
@@ -222,7 +236,6 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         else:  # the plates alone, still clear of the marks the step rings
             lit = self._lit_marks(screen)
             self._paint_edge_labels(painter, LabelPlacer(lit), [rect for _, rect in lit])
-        painter.restore()
 
     def _lit_marks(self, screen: Any) -> list[tuple[str, QRectF]]:
         """The marks the current step rings, grown as drawn, in screen pixels."""
