@@ -24,6 +24,11 @@ def _plain_and_forward(code: str, mode: str = FORWARD):
     return plain, trace, player
 
 
+def _captions(code: str, mode: str = FORWARD) -> list[str]:
+    """The caption of each step of `code`'s replay in `mode`."""
+    return _steps(_plain_and_forward(code, mode)[2])
+
+
 def _steps(player) -> list:
     """The caption of each step of the view, the player left at the end."""
     seen = []
@@ -245,8 +250,7 @@ def test_requires_grad_on_a_detached_tensor_changes_nothing_else() -> None:
         "import torch\nx = torch.tensor([1.0, 2.0])\nd = x.detach()\nd.requires_grad_()\n"
         "y = d * 2\n"
     )
-    _plain, _trace, player = _plain_and_forward(code)
-    captions = _steps(player)
+    captions = _captions(code)
     assert not any("also changes" in c for c in captions)
 
 
@@ -273,8 +277,7 @@ def test_requires_grad_says_which_way_and_deepcopy_names_only_what_it_copied() -
         "import torch, copy\nw = torch.tensor([1.0, 2.0])\nw.requires_grad_(True)\n"
         "a = torch.tensor([1.0])\nb = copy.deepcopy(a)\nc = copy.deepcopy(b)\n"
     )
-    _plain, _trace, player = _plain_and_forward(code)
-    captions = _steps(player)
+    captions = _captions(code)
     assert "line 3: requires_grad(w, True) → w = [1.0, 2.0]" in captions
     assert any(c.startswith("line 5: deepcopy(a) → b = [1.0]") for c in captions)
     assert any(c.startswith("line 6: deepcopy(b) → c = [1.0]") for c in captions)

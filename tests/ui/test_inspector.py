@@ -141,9 +141,8 @@ def test_a_held_tensors_heatmap_waits_for_its_numbers_then_shows_torchs(qtbot) -
 
     trace = _held_trace()
     W = trace.tensor_named("W")
-    inspector = Inspector()
+    inspector = Inspector(numbers=HeldNumbers(_InProcessKernel()))
     qtbot.addWidget(inspector)
-    inspector.numbers = HeldNumbers(_InProcessKernel())
     inspector.show_item(trace, W.id, 3)
     # Meanwhile: the summary in the rows, a note where the heatmap goes.
     assert "Fetching every number of .grad" in inspector.plot_note.text()
@@ -165,9 +164,8 @@ def test_numbers_the_kernel_let_go_of_leave_the_summary_and_say_why(qtbot) -> No
     W = trace.tensor_named("W")
     for _ in range(held.KEEP_RUNS):  # later runs push this one's numbers out
         _held_trace()
-    inspector = Inspector()
+    inspector = Inspector(numbers=HeldNumbers(_InProcessKernel()))
     qtbot.addWidget(inspector)
-    inspector.numbers = HeldNumbers(_InProcessKernel())
     inspector.show_item(trace, W.id, 3)
     note = inspector.plot_note
     qtbot.waitUntil(lambda: "no longer has them" in note.text(), timeout=5_000)

@@ -1,13 +1,15 @@
-"""The window's menus: File, Edit, Examples, Run, View, Learn."""
+"""The window's toolbar and menus: File, Edit, Examples, Run, View, Learn."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QToolBar
 
 from autograd_viz.core.platform.preferences import load_keep_variables
 from autograd_viz.resources import examples
+from autograd_viz.ui.graph.node_search import NodeSearch
 from autograd_viz.ui.learning.lessons_pane import ask_reset_progress
 
 
@@ -93,3 +95,38 @@ def fill_menus(window: Any) -> None:  # the MainWindow (which imports this modul
         "Forget every task, exercise, quiz answer and lesson section marked as done",
     )
     learn_menu.addAction(window.reset_progress_action)
+
+
+def build_toolbar(window: Any) -> None:  # the MainWindow (which imports this module)
+    """The window's Run, Stop, Restart kernel and Fit graph actions, and the toolbar that
+    holds them with the node search and the device picker."""
+    window.run_action = window.make_action(
+        "▶ Run", window.run_code, "Ctrl+Return", "Run the editor's code (Ctrl+Enter)"
+    )
+    window.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+    window.stop_action = window.make_action(
+        "■ Stop", window.session.interrupt, "Ctrl+.", "Interrupt the running code (Ctrl+.)"
+    )
+    window.restart_action = window.make_action(
+        "Restart kernel",
+        window.restart_kernel,
+        None,
+        "Start a fresh kernel (its variables are lost)",
+    )
+    window.fit_action = window.make_action(
+        "Fit graph", window.canvas.fit, "Ctrl+0", "Zoom the graph to fit (Ctrl+0)"
+    )
+    window.stop_action.setEnabled(False)
+    toolbar = QToolBar("Run")
+    toolbar.setObjectName("runToolbar")
+    toolbar.setMovable(False)
+    for action in (window.run_action, window.stop_action, window.restart_action, window.fit_action):
+        toolbar.addAction(action)
+    window.search = NodeSearch(window.canvas)
+    window.search.inspect.connect(window.run_view.inspect)
+    window.search.message.connect(window.statusBar().showMessage)
+    toolbar.addSeparator()
+    toolbar.addWidget(window.search)
+    toolbar.addSeparator()
+    toolbar.addWidget(window.device_picker)
+    window.addToolBar(toolbar)

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QSplitter,
     QTabWidget,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +30,7 @@ from autograd_viz.session import KernelSession, KernelState
 from autograd_viz.ui._run_links import RunLinks
 from autograd_viz.ui._sideways_scroll import SidewaysScroll
 from autograd_viz.ui._trace_opener import TraceOpener, dropped_path
-from autograd_viz.ui._window_menus import fill_menus
+from autograd_viz.ui._window_menus import build_toolbar, fill_menus
 from autograd_viz.ui.descent.descent_pane import DescentPane
 from autograd_viz.ui.editor.console import ConsolePane
 from autograd_viz.ui.editor.document import Document
@@ -44,7 +43,6 @@ from autograd_viz.ui.graph.fold_bar import FoldBar
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
 from autograd_viz.ui.graph.held_numbers import HeldNumbers
 from autograd_viz.ui.graph.inspector import Inspector
-from autograd_viz.ui.graph.node_search import NodeSearch
 from autograd_viz.ui.graph.player_bar import PlayerBar
 from autograd_viz.ui.kernel.device_picker import DevicePicker
 from autograd_viz.ui.kernel.kernel_connection import KernelConnection
@@ -94,13 +92,11 @@ class MainWindow(QMainWindow):
         self.player_bar = PlayerBar()
         # Big tensors' numbers stay in the kernel until a view asks (core/kernel/held.py).
         self.held_numbers = HeldNumbers(self.session, self)
-        self.inspector = Inspector()
-        self.inspector.numbers = self.held_numbers
+        self.inspector = Inspector(numbers=self.held_numbers)
         self.descent: DescentPane | None = None
         self.training = TrainingPane()
         self.training.follow(self.run_view)
-        self.compare = ComparePane()
-        self.compare.numbers = self.held_numbers
+        self.compare = ComparePane(numbers=self.held_numbers)
         self.compare.follow(self.run_view)
         self.lessons = LessonsPane(self.progress, opener=self.open_example)
         self.lessons.set_totals({"task": len(LAB_TASKS), "exercise": len(EXERCISES)})
@@ -115,7 +111,8 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self.setAcceptDrops(True)  # a .json trace or a .py file dropped on the window
         self.exports = ExportActions(self, self.canvas, self.graph_area, lambda: self.player)
-        self._build_actions()
+        build_toolbar(self)
+        fill_menus(self)
         self._connect()
         self.theme.apply()
         self.set_document(DEFAULT_EXAMPLE.read_text(encoding="utf-8"), None)
@@ -184,40 +181,6 @@ class MainWindow(QMainWindow):
         action.setToolTip(tip or text)
         action.triggered.connect(slot)
         return action
-
-    def _build_actions(self) -> None:
-        self.run_action = self.make_action(
-            "▶ Run", self.run_code, "Ctrl+Return", "Run the editor's code (Ctrl+Enter)"
-        )
-        self.run_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.stop_action = self.make_action(
-            "■ Stop", self.session.interrupt, "Ctrl+.", "Interrupt the running code (Ctrl+.)"
-        )
-        self.restart_action = self.make_action(
-            "Restart kernel",
-            self.restart_kernel,
-            None,
-            "Start a fresh kernel (its variables are lost)",
-        )
-        self.fit_action = self.make_action(
-            "Fit graph", self.canvas.fit, "Ctrl+0", "Zoom the graph to fit (Ctrl+0)"
-        )
-        self.stop_action.setEnabled(False)
-        toolbar = QToolBar("Run")
-        toolbar.setObjectName("runToolbar")
-        toolbar.setMovable(False)
-        for action in (self.run_action, self.stop_action, self.restart_action, self.fit_action):
-            toolbar.addAction(action)
-        self.search = NodeSearch(self.canvas)
-        self.search.inspect.connect(self.run_view.inspect)
-        self.search.message.connect(self.statusBar().showMessage)
-        toolbar.addSeparator()
-        toolbar.addWidget(self.search)
-        toolbar.addSeparator()
-        toolbar.addWidget(self.device_picker)
-        self.addToolBar(toolbar)
-
-        fill_menus(self)
 
     def _connect(self) -> None:
         self.editor.run_requested.connect(self.run_code)

@@ -4,6 +4,7 @@ model's layers)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from autograd_viz.core.graph.fold_groups import (
@@ -201,16 +202,23 @@ def _tensors_of(
     """The tensors the ops in `chunk` (calls' ops included) made and used."""
     made: set[str] = set()
     used: set[str] = set()
-    stack = list(chunk)
-    while stack:
-        p = stack.pop()
-        if p.op is not None:
-            e = trace.events[p.op]
-            made.update(e["outputs"])
-            used.update(e["inputs"])
-        elif p.group is not None:
-            stack.extend(parts.get(p.group, ()))
+    for op, _inner in _ops_of(parts, chunk):
+        e = trace.events[op]
+        made.update(e["outputs"])
+        used.update(e["inputs"])
     return made, used
+
+
+def _ops_of(parts: dict[str, list[Part]], chunk: list[Part]) -> Iterator[tuple[int, bool]]:
+    """The op events of `chunk` and of the groups in it, each with whether it ran inside
+    one of those groups (a module call)."""
+    stack = [(p, False) for p in chunk]
+    while stack:
+        p, inner = stack.pop()
+        if p.op is not None:
+            yield p.op, inner
+        elif p.group is not None:
+            stack.extend((q, True) for q in parts.get(p.group, ()))
 
 
 def _lines_of(trace: Trace, parts: dict[str, list[Part]], seq: list[Part]) -> list[int]:
@@ -218,16 +226,11 @@ def _lines_of(trace: Trace, parts: dict[str, list[Part]], seq: list[Part]) -> li
     and of the ops inside its module calls those in some loop's body. A call of a torch
     module records the calling line (`logits = model(X)`); a call of a module the script
     defines, its `forward`'s lines, which say nothing of the loop that called it."""
-    lines: list[int] = []
-    stack = [(p, False) for p in seq]
-    while stack:
-        p, inner = stack.pop()
-        if p.op is not None:
-            line = trace.events[p.op].get("line")
-            if line and (not inner or _in_a_loop(trace, line)):
-                lines.append(line)
-        elif p.group is not None:
-            stack.extend((q, True) for q in parts.get(p.group, ()))
+    lines = []
+    for op, inner in _ops_of(parts, seq):
+        line = trace.events[op].get("line")
+        if line and (not inner or _in_a_loop(trace, line)):
+            lines.append(line)
     return lines
 
 

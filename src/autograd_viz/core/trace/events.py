@@ -36,11 +36,10 @@ from autograd_viz.core.trace._event_base import (
 from autograd_viz.core.trace._forward_events import (
     VIEW_ATTRIBUTES,
     CompiledCall,
-    ErrorEvent,
     HistoryBreakEvent,
     OpEvent,
-    RunEndEvent,
 )
+from autograd_viz.core.trace._run_events import ErrorEvent, RunEndEvent
 
 __all__ = [
     "EVENT_TYPES",

@@ -54,10 +54,15 @@ def _shorter_title(metrics: QFontMetricsF, title: str, width: float) -> str:
     """The title without its call count (`model#2` → `model`) where the whole title fits
     neither one row nor two: the loop's iteration frame around the card says which pass it
     is. In a 1000 px window a training loop's cards read `mod…` and `loss_…`."""
+    name = without_call_count(title)
+    return name if name is not None and metrics.horizontalAdvance(title) > width else title
+
+
+def without_call_count(title: str) -> str | None:
+    """A module call's title without its call count (`model#2` → `model`); None when it
+    has none."""
     name, mark, count = title.rpartition("#")
-    if mark and name and count.isdigit() and metrics.horizontalAdvance(title) > width:
-        return name
-    return title
+    return name if mark and name and count.isdigit() else None
 
 
 def _elided(metrics: QFontMetricsF, text: str, width: float) -> str:

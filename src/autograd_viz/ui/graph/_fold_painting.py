@@ -13,7 +13,7 @@ from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.graph.node_look import LOOP_COLOUR
 from autograd_viz.core.playback.player import Frame
-from autograd_viz.ui.graph._card_text import card_rows
+from autograd_viz.ui.graph._card_text import card_rows, without_call_count
 from autograd_viz.ui.graph._graph_style import CanvasColours
 
 _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one thing
@@ -98,8 +98,8 @@ def _title_plate(
     # ReLU, MaxPool2d and Flatten frames were untitled).
     # Then the name without its call count (`D.0#1` → `D.0`: the frame around says which
     # call); where none fits, the shortest of them is cut (a GAN's `Li…` read `D.0`).
-    name, mark, count = info.title.rpartition("#")
-    bare = (name,) if mark and name and count.isdigit() else ()
+    name = without_call_count(info.title)
+    bare = (name,) if name is not None else ()
     forms = (info.heading, info.title, *bare, info.detail) if info.detail else (info.title, *bare)
     fits = [f for f in forms if metrics.horizontalAdvance(f) <= room]
     heading = fits[0] if fits else min(forms, key=metrics.horizontalAdvance)

@@ -60,16 +60,16 @@ class ComparePane(QWidget):
 
     show_tensor = Signal(str)  # a tensor id of the run shown now
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, numbers: HeldNumbers | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("comparePane")
         self.pinned: ShownRun | None = None
         self.current: ShownRun | None = None
         self.diff: RunDiff | None = None
         self._pinned_at = ""
-        # Fetches numbers the kernel kept (set by the window; None: runs are compared by
-        # what their traces carry, big tensors by their summaries).
-        self.numbers: HeldNumbers | None = None
+        # Fetches the numbers the kernel kept (None: runs are compared by what their
+        # traces carry, big tensors by their summaries).
+        self.numbers = numbers
         self.pin_button = QPushButton("Pin this run", self)
         self.pin_button.setToolTip("Keep this run to compare the next runs with (Ctrl+Shift+P)")
         self.pin_button.clicked.connect(self.pin)

@@ -43,6 +43,12 @@ class HeldNumbers(QObject):
         self._calls: list[Any] = []  # the KernelCalls under way (kept so Qt does not drop them)
         self.gone: set[str] = set()  # runs the kernel no longer holds
 
+    def waiting(self, trace: Trace, tensor: str) -> bool:
+        """Whether the numbers of `tensor` of `trace` have been asked for and not come yet."""
+        info = trace.tensor(tensor)
+        runs = {v.held for v in (info.value, info.grad) if _held(v)}
+        return any((run, tensor) in self._waiting for run in runs)
+
     def fetch(self, trace: Trace, tensors: Iterable[str], then: Then) -> bool:
         """Ask for the held numbers of `tensors` of `trace`; True if some are on their way
         (`then` is called once they are in the trace, or known to be lost), False if there is

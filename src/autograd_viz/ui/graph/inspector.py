@@ -82,7 +82,7 @@ class Inspector(QWidget):
     value and `.grad` then, a node's gradients in and out in its latest run by then.
     """
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, numbers: HeldNumbers | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("inspector")
         self.key: str | None = None
@@ -103,9 +103,8 @@ class Inspector(QWidget):
         self.plot_note.setObjectName("inspectorPlotNote")
         self.plot_note.setWordWrap(True)
         self.plot_note.setVisible(False)
-        # Fetches numbers the kernel kept (set by the window; None: the summaries stand).
-        self.numbers: HeldNumbers | None = None
-        self._fetching: tuple[Trace, str] | None = None  # the tensor whose numbers are asked for
+        # Fetches the numbers the kernel kept (None: the summaries stand).
+        self.numbers = numbers
         self._shown: tuple[Trace, str, int | None] | None = None  # what show_item showed last
         self.close_button = QToolButton(self)
         self.close_button.setText("×")
@@ -256,11 +255,11 @@ class Inspector(QWidget):
             return
         # Its numbers stayed in the kernel (core/kernel/held.py): fetch them, then show
         # this again; meanwhile, and if they are gone, the summary above stands.
-        if self._asking(trace, key) or (
-            self.numbers is not None
-            and self.numbers.fetch(trace, [key], lambda: self._numbers_in(trace, key))
+        numbers = self.numbers
+        if numbers is not None and (
+            numbers.waiting(trace, key)  # asked already: that answer shows it again
+            or numbers.fetch(trace, [key], lambda: self._numbers_in(trace, key))
         ):
-            self._fetching = (trace, key)
             self.plot_note.setText(f"Fetching every number of {what} from the kernel…")
         else:
             self.plot_note.setText(
@@ -269,14 +268,8 @@ class Inspector(QWidget):
             )
         self.plot_note.show()
 
-    def _asking(self, trace: Trace, key: str) -> bool:
-        fetching = self._fetching
-        return fetching is not None and fetching[0] is trace and fetching[1] == key
-
     def _numbers_in(self, trace: Trace, key: str) -> None:
         """A tensor's fetched numbers arrived: show them if it is still what is shown."""
-        if self._asking(trace, key):
-            self._fetching = None
         shown = self._shown
         if shown is not None and shown[0] is trace and shown[1] == key and self.isVisible():
             self.show_item(trace, key, shown[2])
