@@ -243,12 +243,8 @@ class LabelPainting:
         placer = LabelPlacer(marks)
         # A framed node's label stays inside its innermost frame, moved along its row if
         # it would hang over the border (`weight` under a layer's first weight).
-        inside = (
-            {k: screen_rect(transform, self._graph.frames[f]) for k, f in self._frame_of().items()
-             if k in shown}
-            if transform is not None
-            else {}
-        )  # fmt: skip
+        frame_of = self._frame_of() if transform is not None else {}
+        frame_rects: dict[str, QRectF] = {}  # each frame mapped once, when a label needs it
         # The op the step runs keeps its name: the gradients placed next go around it
         # (MulBackward0's own ∂ plates took the spot under it, and its name was dropped).
         for key in step.lit if step is not None and not sparse else ():
@@ -346,8 +342,12 @@ class LabelPainting:
                     )
                 elif where == _ABOVE:  # as far over the mark as `y` is under it
                     rect.moveBottom(2 * centre.y() - y)
-                if where != _LEFT and key in inside:
-                    _keep_inside(rect, inside[key])
+                frame = frame_of.get(key) if where != _LEFT else None
+                if frame is not None:
+                    box = frame_rects.get(frame)
+                    if box is None:
+                        box = frame_rects[frame] = screen_rect(transform, self._graph.frames[frame])
+                    _keep_inside(rect, box)
                 if (thin or where != _BELOW) and not QRectF(view).contains(rect):
                     continue  # the fit keeps no room for it: cut at the edge, it misleads
                 if placer.free(key, rect, marks=not crossing or i < len(places) - 1):

@@ -24,11 +24,12 @@ def holding(trace: Trace, tensors: Iterable[str] | None = None) -> list[str]:
     """The tensors of `trace` (all, or those of `tensors`) whose value or `.grad` has
     numbers that stayed in the kernel."""
     infos = trace.tensors if tensors is None else (trace.tensor(t) for t in tensors)
-    return [t.id for t in infos if _held(t.value) or _held(t.grad)]
+    return [t.id for t in infos if _run_of(t) is not None]
 
 
-def _held(value: TensorValue | None) -> bool:
-    return value is not None and value.held is not None
+def _run_of(info: TensorInfo) -> str | None:
+    """The run whose kernel holds the numbers of the tensor's value or `.grad`, if any."""
+    return next((v.held for v in (info.value, info.grad) if v is not None and v.held), None)
 
 
 class HeldNumbers(QObject):
@@ -45,9 +46,7 @@ class HeldNumbers(QObject):
 
     def waiting(self, trace: Trace, tensor: str) -> bool:
         """Whether the numbers of `tensor` of `trace` have been asked for and not come yet."""
-        info = trace.tensor(tensor)
-        runs = {v.held for v in (info.value, info.grad) if _held(v)}
-        return any((run, tensor) in self._waiting for run in runs)
+        return (_run_of(trace.tensor(tensor)), tensor) in self._waiting
 
     def fetch(self, trace: Trace, tensors: Iterable[str], then: Then) -> bool:
         """Ask for the held numbers of `tensors` of `trace`; True if some are on their way
@@ -56,8 +55,8 @@ class HeldNumbers(QObject):
         by_run: dict[str, list[TensorInfo]] = {}
         for tensor in holding(trace, tensors):
             info = trace.tensor(tensor)
-            run = next(v.held for v in (info.value, info.grad) if _held(v))
-            if run not in self.gone:
+            run = _run_of(info)
+            if run is not None and run not in self.gone:
                 by_run.setdefault(run, []).append(info)
         if not by_run:
             return False
