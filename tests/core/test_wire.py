@@ -17,6 +17,7 @@ from autograd_viz.core.kernel.trace_messages import (
     trace_payload,
 )
 from autograd_viz.core.trace import Trace
+from autograd_viz.resources import EXAMPLES
 from tests.core.fidelity_cases import CASES
 from tests.core.fidelity_cases_models import MODEL_CASES
 from tests.core.fidelity_cases_more import MORE_CASES
@@ -83,6 +84,26 @@ def test_a_mid_size_loop_trace_costs_under_200_bytes_per_event() -> None:
     assert per_event < 200, per_event
     # What it replaced: the trace's JSON text, about 600 bytes per event.
     assert len(trace.to_json().encode()) / len(trace.events) > 3 * per_event
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_every_lesson_costs_under_200_bytes_per_event(example: str) -> None:
+    # loss_landscape's events carry whole the 64 numbers its tensors carry: the parts are
+    # one zstd stream, so the events' part points back at the tensors' (227 bytes per
+    # event with a frame per part, 192 as one stream).
+    trace = run_source((EXAMPLES / example).read_text())
+    _, buffers = trace_payload(trace)
+    assert _wire_bytes(buffers) / len(trace.events) < 200
+
+
+def test_each_part_inflates_as_it_arrives_and_not_out_of_order() -> None:
+    trace = run_source(BIG_CHAIN)
+    payload, buffers = trace_payload(trace)
+    stream = zstandard.ZstdDecompressor().decompressobj()
+    sizes = [len(stream.decompress(b)) for b in buffers]
+    assert all(n > 0 for n in sizes)  # nothing of a part waits for the next one
+    with pytest.raises(ValueError, match="could not be read"):
+        trace_from_payload(payload, [buffers[0], *buffers[2:], buffers[1]])
 
 
 def test_the_payload_names_its_encoding_and_an_unknown_one_is_refused() -> None:
