@@ -31,6 +31,11 @@ if browser() is None:
     )
 
 STEPS_SEEN = 5
+# The timeline's handle, its end and the words beside it.
+TIMELINE = (
+    "(() => { const s = document.getElementById('slider');"
+    " return [s.value, s.max, document.getElementById('position').textContent]; })()"
+)
 
 
 def _shown(page: ChromiumPage) -> tuple[set[str], str]:
@@ -88,3 +93,20 @@ def test_a_page_opens_with_nothing_but_itself(tmp_path: Path):
         assert page.requests == [path.resolve().as_uri()]
         assert page.errors == []
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_run_end_stands_at_the_timeline_end_and_home_and_left_leave_it(tmp_path):
+    trace = example_trace("linear_step")
+    count = len(prepare_run(trace).player.steps_in(FORWARD))
+    path = tmp_path / "linear_step.html"
+    path.write_text(page_html(trace), encoding="utf-8")
+    with ChromiumPage.open(path) as page:
+        assert page.evaluate(TIMELINE) == [str(count - 1), str(count - 1), f"end / {count}"]
+        page.press("Home")  # the player is at -1 already: the start must still show
+        assert _shown(page) == app_moment(trace, FORWARD, -1)
+        assert page.evaluate(TIMELINE) == ["-1", str(count - 1), f"0 / {count}"]
+    with ChromiumPage.open(path) as page:
+        page.press("ArrowLeft")  # from the run's end, back to the view's last step
+        assert page.evaluate("replay.state().position") == count - 1
+        assert _shown(page) == app_moment(trace, FORWARD, count - 1)
+        assert page.errors == []

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from autograd_viz.core.kernel.runner import run_source
+from autograd_viz.core.playback.bar_text import caption_now
 from autograd_viz.core.playback.player import BACKWARD, Player
 from autograd_viz.ui.graph._graph_style import CURRENT_COLOUR, FAILED_RING
 from autograd_viz.ui.graph.graph_canvas import GraphCanvas
@@ -167,3 +168,26 @@ def test_an_error_step_rings_the_operands_of_the_call_that_raised_in_red(qtbot) 
             < 60
             for c in ring
         ), (key, [c.name() for c in ring])
+
+
+def test_the_run_end_stands_at_the_timeline_end_and_home_and_left_leave_it(qtbot) -> None:
+    # Until the learner first moves, the canvas shows the run's end: the timeline said
+    # "0 / 8" with its handle at the start, and ⏮ did nothing (the player was already at -1).
+    trace, canvas, bar, player = _setup(qtbot, "lab_loss")
+    count = len(player.steps)
+    assert player.position == -1 and count > 2
+    assert bar.slider.value() == bar.slider.maximum() == count - 1
+    assert bar.position_label.text() == f"end / {count}"
+    moves = []
+    player.position_changed.connect(moves.append)
+    bar.to_start()
+    assert moves == [-1] and bar.slider.value() == -1
+    assert bar.position_label.text() == f"0 / {count}"
+    assert bar.caption.text() == caption_now(player)
+    bar.set_player(Player(trace, canvas.graph))  # a new run: its end again
+    assert bar.position_label.text() == f"end / {count}"
+    bar.step_back()  # from the end, back to the view's last step
+    assert bar.player.position == count - 1 and bar.position_label.text() == f"{count} / {count}"
+    bar.set_player(Player(trace, canvas.graph))
+    bar.step_forward()  # → replays from the first step
+    assert bar.player.position == 0 and bar.slider.value() == 0

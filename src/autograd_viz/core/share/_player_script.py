@@ -118,8 +118,9 @@ SCRIPT = """
     for (const b of document.querySelectorAll("button[data-mode]"))
       b.classList.toggle("on", b.dataset.mode === player.mode);
     slider.max = String(Math.max(-1, v.count - 1));
-    slider.value = String(p);
-    position.textContent = (p + 1) + " / " + v.count;
+    const end = !player.moved && v.count > 0;  // the timeline stands at the run's end too
+    slider.value = String(end ? v.count - 1 : p);
+    position.textContent = end ? "end / " + v.count : (p + 1) + " / " + v.count;
     if (!player.moved) {  // the app's first look: the graph as it stands at the end
       const freed = new Set(D.end.freed);
       for (let i = 0; i < D.nodes; i++) setClass(i, freed.has(i) ? "freed" : "");
@@ -185,8 +186,12 @@ SCRIPT = """
     document.getElementById("play").textContent = "Pause";
   }
   const actions = {
-    start: () => { pause(); seek(-1); },
-    back: () => { pause(); if (player.position >= 0) seek(player.position - 1); },
+    start: () => { pause(); seek(-1, !player.moved); },
+    back: () => {
+      pause();
+      if (!player.moved) seek(views[player.mode].count - 1, true);  // from the run's end
+      else if (player.position >= 0) seek(player.position - 1);
+    },
     play: togglePlay,
     step: () => { stepForward(); },
     end: () => { pause(); seek(views[player.mode].count - 1); },
