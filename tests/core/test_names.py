@@ -3,6 +3,8 @@ whose .grad it is, or the op that made it. Never "tensor" (issue 14, item 5)."""
 
 from __future__ import annotations
 
+import re
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -202,3 +204,23 @@ def test_a_buffer_also_bound_to_a_variable_is_named_by_its_path() -> None:
         captions.append(player.current.caption)
     assert captions[0].startswith("line 3: zeros() → m.stat = [0.0, 0.0]")
     assert not any(" s = " in c or "(s)" in c for c in captions)
+
+
+def test_a_detach_or_data_that_cuts_nothing_is_named_by_its_source() -> None:
+    # `a` needs no grad, so its `.detach()` cuts nothing and no event says what it is:
+    # the op that first uses it still calls it by its source, not by an id like t1.
+    code = (
+        "import torch\n"
+        "a = torch.ones(3)\n"
+        "b = a.detach() * 2\n"
+        "c = a.data + 1\n"
+        "def f(x):\n"
+        "    return x.detach().exp()\n"
+        "d = f(a)\n"
+    )
+    captions = _captions(code)
+    two, e = format_number(2.0), format_number(torch.tensor(1.0).exp().item(), 3)
+    assert captions[1].startswith(f"line 3: mul(a.detach()) → b = [{two}, {two}, {two}]")
+    assert captions[2].startswith("line 4: add(a.data) → c = ")
+    assert captions[3].startswith(f"line 6: exp(x.detach()) → d = [{e}, {e}, {e}]")
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)]

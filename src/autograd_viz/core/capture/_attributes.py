@@ -18,8 +18,10 @@ def history_break(rec: Recording, how: str, t: Any, result: Any) -> None:
     if not isinstance(t, torch.Tensor):
         return
     with rec.own_reads():
-        if not t.requires_grad:
-            return  # nothing to cut: no autograd history runs through this tensor
+        if not t.requires_grad:  # nothing to cut: no autograd history runs through it
+            if isinstance(result, torch.Tensor) and result is not t:
+                rec.quiet_break(t, result, how if how.startswith(".") else f".{how}")
+            return
         event: dict[str, Any] = {
             "kind": "history_break",
             "line": rec.user_line(),

@@ -37,6 +37,13 @@ def first_met(
             if not any(t is o for o in outputs):
                 found[tid] = rec.value(t)
     names = local_names(caller, rec.filename, fresh) if fresh else {}
+    for tid, t in fresh.items():
+        quiet = None if tid in names else rec.quiet_source(t)
+        if quiet is not None:  # `a.detach() * 2`, a needing no grad: `a.detach()`, not t1
+            source, how = quiet
+            source_name = local_names(caller, rec.filename, {tid: source}).get(tid)
+            if source_name is not None:
+                names[tid] = f"{source_name}{how}"
     return found or None, names or None
 
 

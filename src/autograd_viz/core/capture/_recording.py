@@ -23,6 +23,7 @@ from autograd_viz.core.capture._step_stats import StepStats
 from autograd_viz.core.trace.values import Snapshots
 
 _ENDED = 1 << 30  # `quiet` once the run is over: nothing nests that deep
+QUIET_BREAKS_KEPT = 256  # a loop's `x.detach()` of data: only a recent one is used next
 
 
 class Recording:
@@ -55,6 +56,10 @@ class Recording:
         # (By id, each with a weak reference: a WeakSet compares tensors with `==`.)
         self.post_accumulate: dict[int, Any] = {}
         self._grad_owner: dict[int, tuple[Any, str]] = {}  # id(grad) -> (weakref, leaf id)
+        # `a.detach()` or `a.data` of a tensor that needs no grad cuts nothing, so no event
+        # says what it is: id(result) -> (result, a) weakly, and how, so the op that first
+        # uses it can call it `a.detach()` (capture._first_met), not by its id.
+        self.quiet_breaks: dict[int, tuple[Any, Any, str]] = {}
 
     # ---- what is recorded -------------------------------------------------------------
     def unrecorded(self) -> Unrecorded:
@@ -91,6 +96,24 @@ class Recording:
                 return frame.f_lineno
             frame = frame.f_back
         return None
+
+    def quiet_break(self, source: torch.Tensor, result: torch.Tensor, how: str) -> None:
+        """`result` is `source`'s `how` (`.detach()`), which cut no history (see
+        `quiet_breaks`); the last QUIET_BREAKS_KEPT are remembered."""
+        try:
+            self.quiet_breaks[id(result)] = (weakref.ref(result), weakref.ref(source), how)
+        except TypeError:  # a tensor-like without weakref support
+            return
+        if len(self.quiet_breaks) > QUIET_BREAKS_KEPT:
+            del self.quiet_breaks[next(iter(self.quiet_breaks))]
+
+    def quiet_source(self, t: torch.Tensor) -> tuple[torch.Tensor, str] | None:
+        """The tensor `t` is a quiet break of, and how (`.detach()`), if it is one."""
+        entry = self.quiet_breaks.get(id(t))
+        if entry is None or entry[0]() is not t:
+            return None
+        source = entry[1]()
+        return None if source is None else (source, entry[2])
 
     def own_grad(self, grad: torch.Tensor | None, leaf_id: str) -> None:
         """Remember that `grad` is the .grad of a leaf, to spot `.grad.zero_()` later."""
