@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRectF, QSizeF
 from PySide6.QtGui import QColor, QFontDatabase, QFontInfo, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QApplication
 
@@ -27,9 +27,15 @@ class _Recording(QPainter):
         super().__init__(device)
         self.texts: list[str] = []
         self.boxes: list = []
+        self.placed: list[tuple[QRectF, str]] = []  # each text's rectangle, in pixels
 
     def drawText(self, *args) -> None:  # Qt's own name
         self.texts.append(str(args[-1]))
+        if isinstance(args[0], QPointF):
+            metrics = QFontMetricsF(self.font())
+            top_left = args[0] - QPointF(0, metrics.ascent())
+            size = QSizeF(metrics.horizontalAdvance(str(args[-1])), metrics.height())
+            self.placed.append((QRectF(top_left, size), str(args[-1])))
         super().drawText(*args)
 
     def drawRoundedRect(self, rect, *args) -> None:  # Qt's own name
@@ -148,6 +154,48 @@ def _double_click(qtbot, canvas, point) -> None:
     qtbot.mouseRelease(viewport, left, pos=point)
 
 
+VIT_LOOP = """import torch
+from torch import nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, patch=4, dim=16):
+        super().__init__()
+        self.proj = nn.Conv2d(1, dim, kernel_size=patch, stride=patch)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+
+class TinyViT(nn.Module):
+    def __init__(self, dim=16, depth=2, classes=3):
+        super().__init__()
+        self.embed = PatchEmbed(dim=dim)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        layer = nn.TransformerEncoderLayer(dim, nhead=2, dim_feedforward=32, batch_first=True)
+        self.blocks = nn.TransformerEncoder(layer, depth)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        tokens = self.embed(x)
+        cls = self.cls.expand(x.shape[0], -1, -1)
+        h = self.blocks(torch.cat([cls, tokens], dim=1))
+        return self.head(h[:, 0])
+
+
+model = TinyViT()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+images = torch.randn(4, 1, 8, 8)
+labels = torch.tensor([0, 1, 2, 1])
+for step in range(2):
+    opt.zero_grad()
+    loss = F.cross_entropy(model(images), labels)
+    loss.backward()
+    opt.step()
+"""
 BIG = (
     "import torch\nx = torch.tensor(1.0, requires_grad=True)\ny = x\n"
     "for _ in range({n}):\n    y = y * 1.0001\n"
@@ -723,3 +771,17 @@ def test_an_error_while_painting_labels_is_reported_once_and_the_app_lives(
         image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
     }
     assert len(colours) > 3
+
+
+def test_no_label_is_placed_under_the_legend(qtbot) -> None:
+    # A training loop folded beside 30 parameters: the rows are thin, and the last row's
+    # `labels` was named under its node, half hidden by the legend.
+    trace = run_source(VIT_LOOP)
+    canvas = _canvas(qtbot)
+    canvas.resize(880, 560)
+    canvas.show_trace(trace)
+    qtbot.waitUntil(lambda: not canvas.laying_out, timeout=60_000)
+    legend = canvas.mapFromScene(canvas.legend.sceneBoundingRect()).boundingRect()
+    placed = _paint_overlay(canvas).placed
+    assert len([text for _, text in placed if text.startswith("model.")]) >= 8
+    assert [text for rect, text in placed if rect.intersects(QRectF(legend))] == []

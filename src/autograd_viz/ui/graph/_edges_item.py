@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,10 @@ class GraphOverlayItem(LabelPainting, pg.GraphicsObject):
         self._grad_font.setBold(True)
         self.frame: Frame | None = None  # the player's frame; None draws the end state
         self.selected_boxes: frozenset[str] = frozenset()  # cards drawn with the selection
+        # What covers the canvas over the graph (the legend), in layout units: no label is
+        # placed under it (`labels` under the last row of a training loop's fold was half
+        # hidden by the legend). Set by the canvas; none by default.
+        self.covered: Callable[[], list[QRectF]] = list
         # What the last edge paint left to write: (line ends, text, colour) per hot edge.
         self._edge_texts: list[tuple] = []
         self.colours = LIGHT

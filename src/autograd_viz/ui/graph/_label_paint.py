@@ -241,6 +241,8 @@ class LabelPainting:
             titles = frame_title_rects(transform, self._graph, self._op_font, QRectF(view))
             marks += [(f"frame {key}", rect) for key, rect in titles]
         placer = LabelPlacer(marks)
+        for rect in self.covered() if transform is not None else ():
+            placer.take("covered", transform.mapRect(rect))  # not even a name alone goes there
         # A framed node's label stays inside its innermost frame, moved along its row if
         # it would hang over the border (`weight` under a layer's first weight).
         frame_of = self._frame_of() if transform is not None else {}

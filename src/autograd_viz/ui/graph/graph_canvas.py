@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
+import pyqtgraph.functions as fn
+from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
 
@@ -139,6 +140,16 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
 
     def _add_legend(self) -> None:
         self.legend = make_legend(self.getPlotItem().getViewBox(), self.colours)
+        self._overlay.covered = self._legend_in_layout
+
+    def _legend_in_layout(self) -> list[QRectF]:
+        """Where the legend covers the graph, in layout units (none while hidden)."""
+        legend = self.legend
+        if not legend.isVisible():
+            return []
+        box = self.getViewBox()
+        within_box = legend.mapRectToParent(legend.boundingRect())
+        return [fn.invertQTransform(box.childTransform()).mapRect(within_box)]
 
     # ---- public ---------------------------------------------------------------
     @property
