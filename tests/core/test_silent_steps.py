@@ -9,7 +9,14 @@ from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.graph.summary import graph_summary
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import FORWARD, Player
-from autograd_viz.core.playback.step_text import NEEDS_NO_GRAD, NO_GRAD_MODE, NOT_KEPT, REASONS
+from autograd_viz.core.playback.step_text import (
+    MADE_WITHOUT_GRAD,
+    NEEDS_NO_GRAD,
+    NO_GRAD_MODE,
+    NO_GRADIENT,
+    NOT_KEPT,
+    REASONS,
+)
 from autograd_viz.resources import examples
 
 
@@ -53,3 +60,24 @@ def test_the_status_line_counts_what_is_drawn() -> None:
         run_source("import torch\nw = torch.ones(2, requires_grad=True)\ny = w * 2\n")
     )
     assert graph_summary(kept) == "graph: 4 boxes (2 tensors, 2 autograd nodes)"
+
+
+def test_the_reason_is_what_was_true_at_that_step_not_at_the_end() -> None:
+    # w needed no grad when `w * 3` ran; it was given requires_grad after. The caption said
+    # "its result cannot carry a gradient", reading w's flag at the end of the run.
+    code = (
+        "import torch\n"
+        "w = torch.ones(2)\n"
+        "y = w * 3\n"
+        "w.requires_grad_()\n"
+        "i = w.argmax()\n"  # w needs grad now, and an index carries none
+        "z = torch.zeros_like(w)\n"  # w gave only its shape
+    )
+    trace = run_source(code)
+    captions = {s.line: s.caption for s in Player(trace, drawn_graph(trace)).steps_in(FORWARD)}
+    assert captions[3].endswith(NEEDS_NO_GRAD)
+    assert captions[5].endswith(NO_GRADIENT)
+    assert captions[6].endswith(MADE_WITHOUT_GRAD)
+    # The trace says so itself (docs/trace.md), and a file from before says nothing.
+    flags = [e.get("inputs_need_grad") for e in trace.events if e["kind"] == "op"]
+    assert flags == [None, False, True, True, True]  # (requires_grad_: read after it ran)

@@ -321,6 +321,11 @@ class Tracer:
         }
         if constants:
             event["constants"] = constants
+        if inputs and event["grad_enabled"] and not any(grad_fns):
+            # Why it made no node, as it was then: a later `w.requires_grad_()` changes w.
+            event["inputs_need_grad"] = any(
+                t.requires_grad for t in tensors_in(args) + tensors_in(list(kwargs.values()))
+            )
         if seen:
             event["seen"] = seen
         if named:

@@ -27,6 +27,11 @@ NO_GRADIENT = "nothing drawn: its result cannot carry a gradient, so it is not p
 NOT_KEPT = "nothing drawn: its result was not kept, so it is not in the picture"
 # A copy that is a leaf of its own (`copy.deepcopy` of a tensor that requires grad).
 NEW_LEAF = "nothing drawn: its result is a new leaf, with no history back to what it copied"
+# Ops that make a new tensor shaped like their input, without its numbers or history.
+_NEW_TENSOR_LIKE = frozenset(
+    {f"{kind}_like" for kind in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")}
+    | {f"new_{kind}" for kind in ("zeros", "ones", "empty", "full", "tensor")}
+)
 NOT_BUILT = "nothing drawn: none of the tensors it made is in the picture"
 NOT_SHOWN = "nothing drawn: what it touched is not in the picture"
 REASONS = (
@@ -121,8 +126,13 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
         if not e.grad_enabled:
             return INSIDE_FUNCTION if e.function_node(lookup) else NO_GRAD_MODE
         if not e.made:
-            tensors = lookup.tensors
-            if any(t in tensors and tensors[t].requires_grad for t in e.inputs):
+            if e.op in _NEW_TENSOR_LIKE:  # zeros_like(w): w gave only its shape
+                return MADE_WITHOUT_GRAD
+            needed = e.inputs_need_grad
+            if needed is None:  # a trace from before stop 35: the flags at the run's end
+                tensors = lookup.tensors
+                needed = any(t in tensors and tensors[t].requires_grad for t in e.inputs)
+            if needed:
                 return NEW_LEAF if e.op == "deepcopy" else NO_GRADIENT
             return NEEDS_NO_GRAD if e.inputs else MADE_WITHOUT_GRAD  # empty(), randn()
         return NOT_KEPT

@@ -68,7 +68,7 @@ class OpEvent(TraceEvent):
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
         "op", "inputs", "outputs", "grad_fn", "grad_enabled", "inplace", "modules", "values",
         "constants", "in_backward", "compiled", "assigned", "construction", "uninitialised",
-        "grad_of", "calls", "written", "updated", "seen", "input_names",
+        "grad_of", "calls", "written", "updated", "seen", "input_names", "inputs_need_grad",
     }  # fmt: skip
 
     op: str
@@ -98,6 +98,9 @@ class OpEvent(TraceEvent):
     seen: Mapping[str, TensorValue] | None = None
     # The user's locals holding inputs first met here (`g` in `return g * b`): id -> name.
     input_names: Mapping[str, str] | None = None
+    # On an op that ran with grad enabled and made no node: whether any tensor input
+    # required grad then (a later `requires_grad_()` does not change what it was).
+    inputs_need_grad: bool | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> OpEvent:
@@ -127,6 +130,7 @@ class OpEvent(TraceEvent):
             read_written(data.get("updated")),
             read_written(data.get("seen")),
             data.get("input_names"),
+            data.get("inputs_need_grad"),
             source=data,
         )
 
@@ -168,6 +172,8 @@ class OpEvent(TraceEvent):
             out["input_names"] = dict(self.input_names)
         if self.calls is not None:
             out["calls"] = list(self.calls)
+        if self.inputs_need_grad is not None:
+            out["inputs_need_grad"] = self.inputs_need_grad
         return self._finish(out)
 
     @property
