@@ -224,3 +224,25 @@ def test_a_detach_or_data_that_cuts_nothing_is_named_by_its_source() -> None:
     assert captions[2].startswith("line 4: add(a.data) → c = ")
     assert captions[3].startswith(f"line 6: exp(x.detach()) → d = [{e}, {e}, {e}]")
     assert not [c for c in captions if re.search(r"\bt\d+\b", c)]
+
+
+def test_what_autograd_grad_returned_is_named_by_the_variables_it_went_to() -> None:
+    # Every pass's gradients, not only those the variables hold at the end (`returned t2`).
+    code = (
+        "import torch\n"
+        "x = torch.tensor(3.0, requires_grad=True)\n"
+        "w = torch.tensor(2.0, requires_grad=True)\n"
+        "for _ in range(2):\n"
+        "    loss = (x * w) ** 2\n"
+        "    gx, gw = torch.autograd.grad(loss, [x, w], create_graph=True)\n"
+        "    grads = torch.autograd.grad(loss, [x, w], retain_graph=True)\n"
+        "    g = torch.autograd.grad(gx, x)[0]\n"
+    )
+    x, w = torch.tensor(3.0, requires_grad=True), torch.tensor(2.0, requires_grad=True)
+    gx, gw = (format_number(v.item()) for v in torch.autograd.grad((x * w) ** 2, [x, w]))
+    returned = [c.split("  ·")[0] for c in _captions(code) if "returned" in c and "line" in c]
+    assert returned == 2 * [
+        f"line 6: torch.autograd.grad() returned gx = {gx}, gw = {gw}",
+        f"line 7: torch.autograd.grad() returned grads[0] = {gx}, grads[1] = {gw}",
+        f"line 8: torch.autograd.grad() returned g = {format_number(2 * 2.0**2)}",
+    ]

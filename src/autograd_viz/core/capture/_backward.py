@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from autograd_viz.core.capture._naming import grad_results_bound
 from autograd_viz.core.capture._registry import grad_fn_of
 from autograd_viz.core.trace.values import event_value
 
@@ -126,6 +127,9 @@ class BackwardRecorder:
             end["values"] = [
                 recording.value(t) if isinstance(t, torch.Tensor) else None for t in tensors
             ]
+            bound = grad_results_bound(recording.filename)
+            if bound:  # `g, = torch.autograd.grad(y, x)`: each pass's g is called g
+                end["assigned"] = [bound.get(i) for i in range(len(tensors))]
 
     def _retained_before(self) -> list[tuple[str, torch.Tensor, Any]]:
         """Non-leaf tensors that asked for retain_grad(), with their .grad now."""

@@ -13,6 +13,7 @@ import bisect
 import dis
 import itertools
 import os
+import sys
 from types import CodeType, FrameType
 from typing import Any
 
@@ -33,6 +34,7 @@ _BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
 _stores_after: dict[CodeType, dict[int, str]] = {}
 _returns_after: dict[CodeType, frozenset[int]] = {}  # offsets a `return` follows
 _starts: dict[CodeType, list[int]] = {}  # each instruction's offset, caches left out
+_TUPLE_NAMES = 64  # `grads = torch.autograd.grad(loss, params)`: grads[0] … grads[63]
 _MAX_RETURNS = 6  # user functions a result may be returned through and still be named
 # nn.Module.__call__'s frames between a `forward` that returns its last op and the line
 # that called the module (`out = model(x)`).
@@ -201,3 +203,51 @@ def building_statement(
         caller = caller.f_back
     line = (caller or outermost).f_lineno
     return line if line is not None else 0
+
+
+# Between a user's `torch.autograd.grad(...)` and the recorder: torch's own wrapper and its
+# dispatch to the mode, then this package's files.
+_GRAD_CALL_FILES = frozenset(
+    {os.path.join(_TORCH_DIR + "autograd", "__init__.py"), _TORCH_DIR + "overrides.py"}
+)
+_OWN_DIR = os.path.dirname(os.path.dirname(__file__)) + os.sep  # autograd_viz/core/
+
+
+def grad_results_bound(filename: str) -> dict[int, str]:
+    """The names the user's line binds `torch.autograd.grad()`'s results to, by index:
+    `g, = grad(y, x)` → {0: "g"}; `gx, gw = grad(loss, [x, w])` → both; `g = grad(y,
+    x)[0]` → {0: "g"}; `grads = grad(loss, params)` → {i: "grads[i]"} for up to
+    `_TUPLE_NAMES` results. Empty when the call was not made by the user's line itself
+    (`torch.autograd.functional.vjp`'s own) or its results are not stored in names."""
+    frame = sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_OWN_DIR)
+        or frame.f_code.co_filename in _GRAD_CALL_FILES
+    ):
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename != filename:
+        return {}
+    code = frame.f_code
+    here = _instruction_at(code, frame.f_lasti)
+    instructions = list(dis.get_instructions(code))
+    at = next((i for i, ins in enumerate(instructions) if ins.offset == here), None)
+    if at is None:
+        return {}
+    after = instructions[at + 1 : at + 1 + _TUPLE_NAMES + 1]
+    first = after[0] if after else None
+    if first is None:
+        return {}
+    if first.opname == "UNPACK_SEQUENCE":
+        stores = after[1 : 1 + first.arg]
+        return {i: s.argval for i, s in enumerate(stores) if s.opname in _STORES}
+    if first.opname in _STORES:
+        return {i: f"{first.argval}[{i}]" for i in range(_TUPLE_NAMES)}
+    if (
+        first.opname == "LOAD_CONST"
+        and type(first.argval) is int
+        and len(after) > 2
+        and after[1].opname == "BINARY_SUBSCR"
+        and after[2].opname in _STORES
+    ):
+        return {first.argval: after[2].argval}
+    return {}

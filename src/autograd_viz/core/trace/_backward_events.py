@@ -111,12 +111,16 @@ class BackwardEndEvent(TraceEvent):
     `torch.autograd.grad()`, with the gradients it returned."""
 
     kind: ClassVar[str] = "backward_end"
-    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {"depth", "ok", "results", "values"}
+    KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
+        "depth", "ok", "results", "values", "assigned",
+    }  # fmt: skip
 
     depth: int
     ok: bool  # False when the call raised
     results: Sequence[str | None] = ()  # torch.autograd.grad()'s tensors (None: unused)
     values: tuple[TensorValue | None, ...] = ()  # one per result
+    # The variable the user's line bound each result to (`g, = grad(y, x)`), or None.
+    assigned: Sequence[str | None] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> BackwardEndEvent:
@@ -127,6 +131,7 @@ class BackwardEndEvent(TraceEvent):
             data.get("ok", True),
             tuple(data.get("results") or ()),
             read_values(data.get("values"), memo),
+            data.get("assigned"),
             source=data,
         )
 
@@ -136,6 +141,8 @@ class BackwardEndEvent(TraceEvent):
         if self.results:
             out["results"] = list(self.results)
             out["values"] = write_values(self.values)
+        if self.assigned is not None:
+            out["assigned"] = list(self.assigned)
         return self._finish(out)
 
     def lights(self, lookup: Lookup) -> tuple[str | None, ...]:

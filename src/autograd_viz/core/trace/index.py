@@ -9,6 +9,7 @@ from itertools import chain
 from typing import Any, TypeVar
 
 from autograd_viz.core.platform.gc_pause import collections_postponed
+from autograd_viz.core.trace._backward_events import BackwardEndEvent
 from autograd_viz.core.trace._event_base import TraceEvent, ValueMemo
 from autograd_viz.core.trace._forward_events import HistoryBreakEvent, OpEvent
 from autograd_viz.core.trace._records import NodeInfo, TensorInfo
@@ -179,7 +180,7 @@ class TraceIndex:
         """What captions call a tensor: its variable, the local its line bound it to, or
         what made it (`mse_loss(…)`); its id when no event mentions it (naming.py)."""
         if self._display is None:
-            ops = self.of_kind(OpEvent.kind, HistoryBreakEvent.kind)
+            ops = self.of_kind(OpEvent.kind, HistoryBreakEvent.kind, BackwardEndEvent.kind)
             self._display = display_names(self.tensors, [self.event(i) for i in ops])
         return self._display.get(tensor_id, tensor_id)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from autograd_viz.core.trace._backward_events import BackwardEndEvent
 from autograd_viz.core.trace._event_base import TraceEvent
 from autograd_viz.core.trace._forward_events import HistoryBreakEvent, OpEvent
 from autograd_viz.core.trace._records import TensorInfo
@@ -44,6 +45,10 @@ def display_names(
                 else:
                     made[e.op] = made.get(e.op, 0) + 1
                     names[tid] = made_by(e.op, made[e.op])
+        elif isinstance(e, BackwardEndEvent) and e.assigned:
+            for tid, name in zip(e.results, e.assigned, strict=False):
+                if tid is not None and name is not None:
+                    names.setdefault(tid, name)
         elif isinstance(e, HistoryBreakEvent) and e.result and e.result not in names:
             source = names.get(e.tensor or "", e.tensor or "?")
             how = e.how if e.how.startswith(".") else f".{e.how}"
