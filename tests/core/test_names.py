@@ -246,3 +246,20 @@ def test_what_autograd_grad_returned_is_named_by_the_variables_it_went_to() -> N
         f"line 7: torch.autograd.grad() returned grads[0] = {gx}, grads[1] = {gw}",
         f"line 8: torch.autograd.grad() returned g = {format_number(2 * 2.0**2)}",
     ]
+
+
+def test_parameters_kept_in_a_list_are_named_by_how_to_reach_them() -> None:
+    # They were `t2`, `t2.grad` and "SGD.step() changed t2"; a module's keep their path.
+    code = (
+        "import torch\nfrom torch import nn\nparams = []\n"
+        "for i in range(2):\n    params.append(nn.Parameter(torch.full((2,), float(i + 1))))\n"
+        "lin = nn.Linear(2, 1)\nopt = torch.optim.SGD(params, lr=0.1)\n"
+        "loss = (params[0] * 3).sum() + (params[1] * 5).sum()\nloss.backward()\nopt.step()\n"
+        "both = list(lin.parameters())\n"
+    )
+    trace = run_source(code)
+    names = {t.name for t in trace.tensors}
+    assert {"params[0]", "params[1]"} <= names and "both[0]" not in names
+    captions = _captions(code)
+    assert "params[1].grad: None → [5.0, 5.0]  (AccumulateGrad adds)" in captions
+    assert "line 10: SGD.step() changed params[0]: [1.0, 1.0] → [0.7, 0.7]" in captions

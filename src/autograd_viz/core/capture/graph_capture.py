@@ -56,18 +56,20 @@ def namespace_containers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.
         if name.startswith("_") or name in _HIDDEN_NAMES:
             continue
         if type(obj) in (list, tuple) and len(obj) <= MAX_CONTAINED:
-            found.extend((f"{name}[{i}]", t) for i, t in enumerate(obj) if _plain_tensor(t))
+            found.extend((f"{name}[{i}]", t) for i, t in enumerate(obj) if _tensor(t))
         elif type(obj) is dict and len(obj) <= MAX_CONTAINED:
             found.extend(
                 (f"{name}[{k!r}]", t)
                 for k, t in obj.items()
-                if isinstance(k, (str, int)) and _plain_tensor(t)
+                if isinstance(k, (str, int)) and _tensor(t)
             )
     return found
 
 
-def _plain_tensor(t: Any) -> bool:
-    return isinstance(t, torch.Tensor) and not isinstance(t, torch.nn.Parameter)
+def _tensor(t: Any) -> bool:
+    # Parameters too: `params = [nn.Parameter(…) for …]` makes params[0], params[1]
+    # (a module's keep the path they were named by first, `model.0.weight`).
+    return isinstance(t, torch.Tensor)
 
 
 def _grads_bound(
