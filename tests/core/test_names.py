@@ -237,6 +237,8 @@ def test_what_autograd_grad_returned_is_named_by_the_variables_it_went_to() -> N
         "    gx, gw = torch.autograd.grad(loss, [x, w], create_graph=True)\n"
         "    grads = torch.autograd.grad(loss, [x, w], retain_graph=True)\n"
         "    g = torch.autograd.grad(gx, x)[0]\n"
+        "    def inner():\n        return torch.autograd.grad(w * 3, w)\n"
+        "    h = inner()\n"
     )
     x, w = torch.tensor(3.0, requires_grad=True), torch.tensor(2.0, requires_grad=True)
     gx, gw = (format_number(v.item()) for v in torch.autograd.grad((x * w) ** 2, [x, w]))
@@ -245,6 +247,7 @@ def test_what_autograd_grad_returned_is_named_by_the_variables_it_went_to() -> N
         f"line 6: torch.autograd.grad() returned gx = {gx}, gw = {gw}",
         f"line 7: torch.autograd.grad() returned grads[0] = {gx}, grads[1] = {gw}",
         f"line 8: torch.autograd.grad() returned g = {format_number(2 * 2.0**2)}",
+        "line 10: torch.autograd.grad() returned h[0] = 3.0",  # through `return`
     ]
 
 
@@ -263,3 +266,38 @@ def test_parameters_kept_in_a_list_are_named_by_how_to_reach_them() -> None:
     captions = _captions(code)
     assert "params[1].grad: None → [5.0, 5.0]  (AccumulateGrad adds)" in captions
     assert "line 10: SGD.step() changed params[0]: [1.0, 1.0] → [0.7, 0.7]" in captions
+
+
+def test_tensors_held_as_plain_attributes_are_named_by_their_path() -> None:
+    # A module's tensor that is no nn.Parameter was `ones(…)`, and the step that built the
+    # module called it a parameter, which `m.parameters()` does not list.
+    code = (
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.w = torch.ones(2, requires_grad=True)\n"
+        "        self.lin = torch.nn.Linear(2, 1)\n"
+        "    def forward(self, x):\n        return self.lin(self.w * x).sum()\n"
+        "m = M()\nm(torch.tensor([1.0, 2.0])).backward()\n"
+    )
+    trace = run_source(code)
+    assert trace.tensor_named("m.w").parameter is False
+    assert trace.tensor_named("m.lin.weight").parameter is True
+    (built,) = [c for c in _captions(code) if c.startswith("line 9: building m")]
+    assert built.startswith(
+        "line 9: building m created 2 parameters: m.lin.weight [1, 2], m.lin.bias [1];"
+        " and 1 tensor that requires grad but is no nn.Parameter: m.w [2]"
+    )
+    assert "m.w.grad: None → [" in "\n".join(_captions(code))
+    # An object of the script's own class: `model.w`, `model.b`, not `zeros(…)#2.grad`.
+    code = (
+        "import torch\nclass LinReg:\n    def __init__(self):\n"
+        "        self.w = torch.zeros(2, requires_grad=True)\n"
+        "        self.b = torch.zeros(1, requires_grad=True)\n"
+        "model = LinReg()\nx = torch.ones(3, 2)\n"
+        "loss = (x @ model.w + model.b).sum()\nloss.backward()\n"
+    )
+    captions = _captions(code)
+    assert "line 4: zeros() → model.w = [0.0, 0.0]" in captions
+    assert "model.b.grad: None → [3.0]  (AccumulateGrad adds)" in captions
+    trace = run_source(code)
+    # Not a module: no card of a module "never called" around its tensors.
+    assert drawn_graph(trace).groups == {}

@@ -34,6 +34,7 @@ _BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
 _stores_after: dict[CodeType, dict[int, str]] = {}
 _returns_after: dict[CodeType, frozenset[int]] = {}  # offsets a `return` follows
 _starts: dict[CodeType, list[int]] = {}  # each instruction's offset, caches left out
+_listed_instructions: dict[CodeType, list[dis.Instruction]] = {}  # per code object
 _TUPLE_NAMES = 64  # `grads = torch.autograd.grad(loss, params)`: grads[0] … grads[63]
 _MAX_RETURNS = 6  # user functions a result may be returned through and still be named
 # nn.Module.__call__'s frames between a `forward` that returns its last op and the line
@@ -217,23 +218,38 @@ def grad_results_bound(filename: str) -> dict[int, str]:
     """The names the user's line binds `torch.autograd.grad()`'s results to, by index:
     `g, = grad(y, x)` → {0: "g"}; `gx, gw = grad(loss, [x, w])` → both; `g = grad(y,
     x)[0]` → {0: "g"}; `grads = grad(loss, params)` → {i: "grads[i]"} for up to
-    `_TUPLE_NAMES` results. Empty when the call was not made by the user's line itself
-    (`torch.autograd.functional.vjp`'s own) or its results are not stored in names."""
+    `_TUPLE_NAMES` results; through a user's function that returns them straight away,
+    what its caller binds them to. Empty when the call was not made by the user's line
+    itself (`torch.autograd.functional.vjp`'s own) or its results are not stored in names."""
     frame = sys._getframe(1)
     while frame is not None and (
         frame.f_code.co_filename.startswith(_OWN_DIR)
         or frame.f_code.co_filename in _GRAD_CALL_FILES
     ):
         frame = frame.f_back
-    if frame is None or frame.f_code.co_filename != filename:
-        return {}
-    code = frame.f_code
-    here = _instruction_at(code, frame.f_lasti)
-    instructions = list(dis.get_instructions(code))
-    at = next((i for i, ins in enumerate(instructions) if ins.offset == here), None)
-    if at is None:
-        return {}
-    after = instructions[at + 1 : at + 1 + _TUPLE_NAMES + 1]
+    for _ in range(_MAX_RETURNS):
+        if frame is None or frame.f_code.co_filename != filename:
+            return {}
+        after = _instructions_after(frame.f_code, _instruction_at(frame.f_code, frame.f_lasti))
+        if not after or after[0].opname != "RETURN_VALUE":
+            return _bound(after)
+        frame = frame.f_back  # `return torch.autograd.grad(…)`: what the caller binds
+    return {}
+
+
+def _instructions_after(code: CodeType, offset: int) -> list[dis.Instruction]:
+    """The instructions after the one at `offset`, as many as a binding may take."""
+    instructions = _listed_instructions.get(code)
+    if instructions is None:
+        if len(_listed_instructions) > 1_000:
+            _listed_instructions.clear()
+        instructions = _listed_instructions[code] = list(dis.get_instructions(code))
+    at = next((i for i, ins in enumerate(instructions) if ins.offset == offset), None)
+    return [] if at is None else instructions[at + 1 : at + 2 + _TUPLE_NAMES]
+
+
+def _bound(after: list[dis.Instruction]) -> dict[int, str]:
+    """What the instructions after a call bind its tuple result's items to."""
     first = after[0] if after else None
     if first is None:
         return {}

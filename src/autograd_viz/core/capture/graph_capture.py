@@ -47,6 +47,33 @@ def namespace_buffers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Ten
 MAX_CONTAINED = 32  # items of a list, tuple or dict looked into for tensors to name
 
 
+def namespace_attributes(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
+    """Tensors held as plain attributes, by path: a module's that are neither parameters
+    nor buffers (`self.w = torch.ones(2, requires_grad=True)` makes `m.w`), and those of
+    an object of a class the script defined (`model.w` of a hand-written `LinReg`)."""
+    found: list[tuple[str, torch.Tensor]] = []
+    script = namespace.get("__name__")
+    for name, obj in list(namespace.items()):
+        if name.startswith("_") or name in _HIDDEN_NAMES or isinstance(obj, type):
+            continue
+        if isinstance(obj, torch.nn.Module):
+            for path, module in obj.named_modules():
+                prefix = f"{name}.{path}." if path else f"{name}."
+                found.extend(
+                    (prefix + attr, t)
+                    for attr, t in vars(module).items()
+                    if isinstance(t, torch.Tensor) and not attr.startswith("_")
+                )
+        elif type(obj).__module__ == script and hasattr(obj, "__dict__"):
+            attributes = list(vars(obj).items())[:MAX_CONTAINED]
+            found.extend(
+                (f"{name}.{attr}", t)
+                for attr, t in attributes
+                if isinstance(t, torch.Tensor) and not attr.startswith("_")
+            )
+    return found
+
+
 def namespace_containers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
     """Tensors the user bound inside a list, tuple or dict, by how to reach them:
     `v = torch.autograd.grad(y, (a, b))` makes `v[0]`, `v[1]`; `g = torch.func.grad(f)(p)`
@@ -147,6 +174,7 @@ def _tensor_info(
         value=values.take(t),
         grad=values.grad(t),
         output_nr=int(getattr(t, "output_nr", 0)),
+        parameter=isinstance(t, torch.nn.Parameter) if t.requires_grad and is_leaf(t) else None,
     )
 
 
@@ -274,9 +302,10 @@ def capture_graph(
             # is, the variable an alias (captions said `s` on lines before `s` existed).
             aliases.setdefault(tid, []).insert(0, names[tid])
             names[tid] = name
-    # Then what the run made and left in a list, tuple or dict of the user's, unnamed else
-    # (captions said `returned t16 = …` for `v = torch.autograd.grad(…)`).
-    for name, t in namespace_containers(namespace):
+    # Then what the run made and left in an object's attribute, or in a list, tuple or dict
+    # of the user's, unnamed else (captions said `returned t16 = …` for `v =
+    # torch.autograd.grad(…)`, and `zeros(…)#2.grad` for a hand-written model's `model.b`).
+    for name, t in namespace_attributes(namespace) + namespace_containers(namespace):
         tid = registry.known_id(t)
         if tid is not None and tid in referenced and tid not in names:
             names[tid], objects[tid] = name, t

@@ -134,6 +134,8 @@ def _idle_modules(trace: Trace, g: nx.MultiDiGraph, groups: dict[str, Group], en
         t = trace.index.tensors.get(tid)
         if t is None or not t.is_leaf or not t.name or "." not in t.name:
             continue
+        if t.parameter is False:  # `model.w` of a hand-written class: no module's
+            continue
         parts = t.name.split(".")
         if any(".".join(parts[:i]) in called for i in range(1, len(parts))):
             continue

@@ -9,7 +9,7 @@ which parameters it created. A step that lights nothing says why, from the trace
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from autograd_viz.core.trace._event_base import Lookup, tensor_name
 from autograd_viz.core.trace.events import GradResetEvent, HistoryBreakEvent, OpEvent, TraceEvent
@@ -96,14 +96,20 @@ def construction_caption(lookup: Lookup, ops: Sequence[OpEvent]) -> str:
     names = [tensor_name(lookup, tid) for tid in made]
     owners = {n.split(".", 1)[0] for n in names if "." in n}
     what = f"building {owners.pop()}" if len(owners) == 1 else "building a module"
-    listed = ", ".join(
-        f"{name} {_shape(lookup, tid, shape)}"
-        for name, (tid, shape) in zip(names, made.items(), strict=True)
-    )
-    if len(names) > _SHOWN_PARAMETERS:
-        listed = (
-            ", ".join(listed.split(", ")[:_SHOWN_PARAMETERS])
-            + f", and {len(names) - _SHOWN_PARAMETERS} more"
+    # `self.w = torch.ones(2, requires_grad=True)`: a leaf, but no parameter (None: a trace
+    # from before the key, whose leaves were all counted as parameters).
+    plain = {tid: made.pop(tid) for tid in list(made) if lookup.tensors[tid].parameter is False}
+    said = []
+    if made:
+        plural = "s" if len(made) != 1 else ""
+        said.append(f"created {len(made)} parameter{plural}: {_listed(lookup, made)}")
+    if plain:
+        one = len(plain) == 1
+        said.append(
+            f"{'and ' if made else 'created '}{len(plain)} tensor{'' if one else 's'} that"
+            f" require{'s' if one else ''} grad but {'is' if one else 'are'} no nn.Parameter:"
+            f" {_listed(lookup, plain)} (parameters() leaves {'it' if one else 'them'} out,"
+            f" so an optimizer made from them never updates {'it' if one else 'them'})"
         )
     line = ops[0].construction if ops else None
     where = f"line {line}: " if line else ""
@@ -112,8 +118,18 @@ def construction_caption(lookup: Lookup, ops: Sequence[OpEvent]) -> str:
     if not names:  # `nn.Parameter(torch.randn(3))`: the parameter wraps what the op made
         ran = ", ".join(dict.fromkeys(f"{e.op}()" for e in ops))
         return f"{where}{what} ran {ran}{folded}"
-    plural = "s" if len(names) != 1 else ""
-    return f"{where}{what} created {len(names)} parameter{plural}: {listed}{folded}"
+    return f"{where}{what} {'; '.join(said)}{folded}"
+
+
+def _listed(lookup: Lookup, made: Mapping[str, Sequence[int] | None]) -> str:
+    """`model.0.weight [4, 3], model.0.bias [4]`, the first few of them."""
+    listed = [
+        f"{tensor_name(lookup, tid)} {_shape(lookup, tid, shape)}" for tid, shape in made.items()
+    ]
+    if len(listed) > _SHOWN_PARAMETERS:
+        more = len(listed) - _SHOWN_PARAMETERS
+        return ", ".join(listed[:_SHOWN_PARAMETERS]) + f", and {more} more"
+    return ", ".join(listed)
 
 
 def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> str | None:

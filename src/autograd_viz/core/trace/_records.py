@@ -116,6 +116,11 @@ class TensorInfo:
     # A tensor no event met that is, at the end of the run, this leaf's `.grad` (`g =
     # w.grad`): its values are the leaf's grad's since that grad object was made.
     grad_of: str | None = None
+    # For a leaf that requires grad: whether it is an `nn.Parameter` (False for
+    # `self.w = torch.ones(2, requires_grad=True)`, which `m.parameters()` does not list,
+    # so no optimizer built from it updates it). None for other tensors, and in traces
+    # from before the key (stop 35).
+    parameter: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (docs/trace.md, "Tensor"); lists are shared, not copied."""
@@ -128,6 +133,8 @@ class TensorInfo:
             out["buffer"] = True
         if self.grad_of is not None:
             out["grad_of"] = self.grad_of
+        if self.parameter is not None:
+            out["parameter"] = self.parameter
         return out
 
     def _dict(self) -> dict[str, Any]:
