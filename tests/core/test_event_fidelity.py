@@ -276,6 +276,7 @@ class _Reference(TorchFunctionMode):
 
     def start(self) -> None:
         """Record from now on: the mode and the optimizer step hooks (see `stop`)."""
+        self._record_parameters()
         pending: list[tuple[Any, list[tuple[torch.Tensor, bool, int, torch.Tensor]]]] = []
 
         def before_step(optimizer: Any, args: Any, kwargs: Any) -> Any:
@@ -352,8 +353,25 @@ class _Reference(TorchFunctionMode):
 
             sys.setprofile(until_run_returns)
 
+    def _record_parameters(self) -> None:
+        """`nn.Parameter(t)` in the script's own lines, which no mode sees: the tracer
+        records it as an op `Parameter` (core/capture/_parameter_new.py)."""
+        new = torch.nn.Parameter.__dict__["__new__"]
+        self._parameter_new = new
+
+        def recorded(cls: type, data: Any = None, requires_grad: bool = True) -> Any:
+            result = new.__func__(cls, data, requires_grad)
+            ours = sys._getframe(1).f_code.co_filename == "<reference>"
+            if ours and not self.quiet and isinstance(data, torch.Tensor):
+                with torch._C.DisableTorchFunction():
+                    self.ops.append(("Parameter", [_clone(result)]))
+            return result
+
+        torch.nn.Parameter.__new__ = staticmethod(recorded)
+
     def stop(self) -> None:
         """Stop recording (what `start` installed is removed)."""
+        torch.nn.Parameter.__new__ = self._parameter_new
         self.__exit__(None, None, None)
         threading.setprofile(None)
         for h in self._step_hooks:

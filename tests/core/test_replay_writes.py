@@ -12,6 +12,7 @@ import torch
 from autograd_viz.core.kernel.runner import run_source
 from autograd_viz.core.playback.player import BACKWARD, EVERYTHING, FORWARD
 from autograd_viz.core.playback.run_view import prepare_run
+from autograd_viz.core.trace.value_text import format_number
 
 
 def _plain_and_forward(code: str, mode: str = FORWARD):
@@ -471,3 +472,26 @@ def test_a_grad_zeroed_by_hand_or_by_zero_grad_is_one_step_per_call() -> None:
         "line 7: w.grad.zero_() — .grad [3.0, 3.0] → [0.0, 0.0]"
     ]
     assert player.grad_at(trace.tensor_named("w").id).data == plain["w"].grad.tolist()
+
+
+def test_a_parameter_the_user_makes_has_its_numbers_from_the_line_that_made_it() -> None:
+    """`w = nn.Parameter(torch.randn(3))`: no mode sees `Parameter.__new__`, so w had no
+    value ("…") until its first use; and `self.w = nn.Parameter(…)` in the user's own
+    module was left out of the parameters its construction step lists."""
+    code = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "w = nn.Parameter(torch.randn(3))\nx = torch.ones(3)\n"
+        "class Scale(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.s = nn.Parameter(torch.full((3,), 2.0))\n"
+        "    def forward(self, v):\n        return v * self.s\n"
+        "m = Scale()\ny = m(w * x).sum()\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    captions = _steps(player)
+    shown = ", ".join(format_number(v, 3) for v in plain["w"].tolist())
+    assert captions[1] == f"line 4: Parameter(randn(…)) → w = [{shown}]"
+    player.seek(1)
+    assert player.value_at(trace.tensor_named("w").id).data == plain["w"].tolist()
+    assert any(c.startswith("line 12: building m created 1 parameter: m.s [3]") for c in captions)
+    # Parameters torch makes for its own modules are not steps of their own.
+    assert not [c for c in _captions("import torch\nlin = torch.nn.Linear(2, 1)\n") if "Param" in c]

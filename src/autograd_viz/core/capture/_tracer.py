@@ -35,6 +35,7 @@ from autograd_viz.core.capture._first_met import first_met, foreign_inputs
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
 from autograd_viz.core.capture._naming import assigned_name, building_statement
+from autograd_viz.core.capture._parameter_new import ParameterRecording
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import Registry, grad_fn_of
@@ -104,6 +105,7 @@ class Tracer:
         self._threads = ThreadRecording(self.mode, lambda: recording.ended)
         self._base_frame: FrameType | None = None  # see __enter__
         self._set = TensorSetRecording(recording, self.dispatch)  # `x.set_(y)` too
+        self._parameters = ParameterRecording(recording, self.dispatch)  # `nn.Parameter(t)`
         self._updated: list[torch.Tensor] | None = None  # see WRITES_INPUTS
 
     @property
@@ -122,10 +124,12 @@ class Tracer:
         self.mode.__enter__()
         self._threads.install()  # threads the script starts record too
         self._set.install()
+        self._parameters.install()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         try:
+            self._parameters.remove()
             self._set.remove()
             self._threads.remove()
             self.mode.__exit__(*exc)
