@@ -58,3 +58,24 @@ def test_a_step_that_folds_nothing_does_not_toggle() -> None:
     count = len(player.steps)
     player.toggle_fold()
     assert player.fold_at() == () and len(player.steps) == count
+
+
+def test_a_module_that_deep_copies_its_layers_is_built_in_one_step() -> None:
+    # nn.TransformerEncoder deep-copies its layer: torch's own `.data` reads were history
+    # breaks, `t12.data — the result has no autograd history`, each a step of its own
+    # between the construction's steps ("building a module ran clone()").
+    code = (
+        "import torch\nfrom torch import nn\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)\n"
+        "        self.enc = nn.TransformerEncoder(layer, 2)\n"
+        "net = Net()\nw = torch.ones(2, requires_grad=True)\nv = w.detach()\n"
+    )
+    trace = run_source(code)
+    steps = Player(trace, drawn_graph(trace)).steps_in(FORWARD)
+    captions = [s.caption for s in steps]
+    assert [c for c in captions if c.startswith("line 8:")] == [steps[0].caption]
+    assert captions[0].startswith("line 8: building ")
+    assert not [c for c in captions if ".data" in c]
+    # The user's own cut is still one.
+    assert "line 10: w.detach() — the result has no autograd history" in captions

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from autograd_viz.core.capture._naming import torch_building_a_module
 from autograd_viz.core.capture._recording import Recording
 from autograd_viz.core.capture._registry import grad_fn_of
 from autograd_viz.core.trace import json_number
@@ -21,6 +22,10 @@ def history_break(rec: Recording, how: str, t: Any, result: Any) -> None:
         if not t.requires_grad:  # nothing to cut: no autograd history runs through it
             if isinstance(result, torch.Tensor) and result is not t:
                 rec.quiet_break(t, result, how if how.startswith(".") else f".{how}")
+            return
+        if torch_building_a_module(rec.filename):
+            # Part of building the module (a deep copy of a layer), not a cut of the user's:
+            # each `t12.data` was a step of its own between the construction's steps.
             return
         event: dict[str, Any] = {
             "kind": "history_break",

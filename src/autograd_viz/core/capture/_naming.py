@@ -267,3 +267,17 @@ def _bound(after: list[dis.Instruction]) -> dict[int, str]:
     ):
         return {first.argval: after[2].argval}
     return {}
+
+
+def torch_building_a_module(filename: str) -> bool:
+    """Whether the call being recorded was made by torch's own code while an `nn.Module`
+    is being built (`nn.TransformerEncoder` deep-copying its layer reads each parameter's
+    `.data`), not by the user's line."""
+    frame = sys._getframe(1)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_OWN_DIR) or frame.f_code.co_filename in _DISPATCH_FILES
+    ):
+        frame = frame.f_back
+    if frame is None or not frame.f_code.co_filename.startswith(_TORCH_DIR):
+        return False
+    return building_statement(frame, filename) is not None
