@@ -495,3 +495,22 @@ def test_a_parameter_the_user_makes_has_its_numbers_from_the_line_that_made_it()
     assert any(c.startswith("line 12: building m created 1 parameter: m.s [3]") for c in captions)
     # Parameters torch makes for its own modules are not steps of their own.
     assert not [c for c in _captions("import torch\nlin = torch.nn.Linear(2, 1)\n") if "Param" in c]
+
+
+def test_a_lazy_module_never_shows_the_leftover_numbers_of_its_empty_parameters() -> None:
+    """`nn.LazyLinear` gives each parameter `empty()` memory by `.data =` on its first call,
+    then initialises it: that step showed the garbage (`[2×3] 4.58e-41…1.28e+23`), and
+    torch's own `.data` reads were steps of their own ("lazy.weight.data — …")."""
+    code = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\nlazy = nn.LazyLinear(2)\n"
+        "y = lazy(torch.ones(1, 3)).sum()\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    captions = _steps(player)
+    assert "line 5: .data = changed lazy.weight: [] → uninitialised (made by empty())" in captions
+    assert not [c for c in captions if ".data —" in c]
+    weight = trace.tensor_named("lazy.weight").id
+    player.seek(captions.index(next(c for c in captions if "changed lazy.weight" in c)))
+    assert player.value_at(weight) is None
+    player.to_end()
+    assert player.value_at(weight).data == plain["lazy"].weight.tolist()

@@ -118,16 +118,17 @@ def _record_assignment(
                 }
             )
             return
-        rec.emit(
-            {
-                "kind": "param_update",
-                "line": line,
-                "tensor": rec.tid(owner),
-                "how": ".data =",
-                "before": before,
-                "after": rec.recall(owner),
-            }
-        )
+        event = {
+            "kind": "param_update",
+            "line": line,
+            "tensor": rec.tid(owner),
+            "how": ".data =",
+            "before": before,
+            "after": rec.recall(owner),
+        }
+        if rec.registry.unwritten_empty(owner):  # a lazy module's parameter materialised
+            event["after"], event["uninitialised"] = None, True
+        rec.emit(event)
 
 
 def _sets_itself(attr: str, owner: torch.Tensor, value: Any) -> bool:

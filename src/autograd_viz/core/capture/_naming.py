@@ -28,7 +28,7 @@ _DISPATCH_FILES = frozenset(
     for f in ("overrides.py", "_tensor.py", "functional.py", os.path.join("nn", "functional.py"))
 )
 _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
-_BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters"})
+_BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters", "_infer_parameters"})
 
 # Per code object: call offset -> the name the next instruction stores into.
 _stores_after: dict[CodeType, dict[int, str]] = {}

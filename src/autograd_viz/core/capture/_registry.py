@@ -207,6 +207,10 @@ class Registry:
         if address:
             self.empties[address] = tid
 
+    def unwritten_empty(self, t: torch.Tensor) -> bool:
+        """Whether `t` shows memory an `empty`-like op made and nothing has set yet."""
+        return bool(self.empties) and _address(t) in self.empties
+
     def may_write(self, t: Any) -> None:
         """`t`'s memory is written (or handed out to be): an empty made on it is not
         uninitialised any more, whichever tensor object the write went through."""

@@ -252,7 +252,7 @@ def _never_touched_empties(events: list[dict[str, Any]]) -> set[str]:
             for key in _EVENT_TENSOR_KEYS:
                 made.difference_update(e.get(key) or ())
             made.difference_update(e.get(key) for key in _EVENT_TENSOR_KEY)
-        if e.get("uninitialised"):
+        if e.get("uninitialised") and e.get("kind") == "op":
             made.update(e["outputs"])
     return made
 

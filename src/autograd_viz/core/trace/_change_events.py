@@ -21,7 +21,7 @@ from autograd_viz.core.trace._event_base import (
     write_written,
 )
 from autograd_viz.core.trace._records import TensorValue
-from autograd_viz.core.trace.value_text import show_change
+from autograd_viz.core.trace.value_text import UNINITIALISED, show_change, show_value
 
 
 def read_change(data: Mapping[str, Any], memo: ValueMemo | None) -> tuple:
@@ -96,7 +96,7 @@ class ParamUpdateEvent(ChangeEvent):
 
     kind: ClassVar[str] = "param_update"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
-        "tensor", "how", "before", "after", "written",
+        "tensor", "how", "before", "after", "written", "uninitialised",
     }  # fmt: skip
     GRAD: ClassVar[bool] = False
 
@@ -104,19 +104,25 @@ class ParamUpdateEvent(ChangeEvent):
     # Other tensors on the changed memory (a weight tied by `nn.Parameter(w.t())`): id ->
     # value after the change.
     written: Mapping[str, TensorValue] | None = None
+    # True: `.data =` memory `empty()` made and nothing set (a lazy module's parameter
+    # materialised), whose numbers are not recorded (`after` is null).
+    uninitialised: bool | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> ParamUpdateEvent:
         """From the JSON form."""
         how = data.get("how", "")
         shared = read_written(data.get("written"))
-        return cls(*read_change(data, memo), how, shared, source=data)
+        unset = data.get("uninitialised")
+        return cls(*read_change(data, memo), how, shared, unset, source=data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         out = change_dict(self, self.how)
         if self.written is not None:
             out["written"] = write_written(self.written)
+        if self.uninitialised is not None:
+            out["uninitialised"] = self.uninitialised
         return self._finish(out)
 
     def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
@@ -132,6 +138,8 @@ class ParamUpdateEvent(ChangeEvent):
     def caption(self, lookup: Lookup) -> str:
         """`line 8: SGD.step() changed w: 1.0 → 0.2`."""
         change = show_change(self.before, self.after)
+        if self.uninitialised:
+            change = f"{show_value(self.before)} → {UNINITIALISED} (made by empty())"
         also = (
             f"  · also changes {names_of(lookup, self.written)} (same memory)"
             if self.written
