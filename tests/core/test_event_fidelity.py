@@ -361,7 +361,12 @@ class _Reference(TorchFunctionMode):
 
         def recorded(cls: type, data: Any = None, requires_grad: bool = True) -> Any:
             result = new.__func__(cls, data, requires_grad)
-            ours = sys._getframe(1).f_code.co_filename == "<reference>"
+            caller = sys._getframe(1)
+            # The script's own calls, and torch's deep copy of a layer while a module is
+            # built (nn.TransformerEncoder's clones of its layer).
+            ours = caller.f_code.co_filename == "<reference>" or (
+                caller.f_code.co_name == "__deepcopy__" and _building(caller)
+            )
             if ours and not self.quiet and isinstance(data, torch.Tensor):
                 with torch._C.DisableTorchFunction():
                     self.ops.append(("Parameter", [_clone(result)]))
@@ -385,6 +390,20 @@ class _Reference(TorchFunctionMode):
             pass  # the tracer must stop at the same error; the prefixes are compared
         finally:
             self.stop()
+
+
+def _building(frame: Any) -> bool:
+    """Whether an `nn.Module`'s `__init__` (or `reset_parameters`) or a `copy.deepcopy`
+    of a module is on the stack."""
+    while frame is not None:
+        name = frame.f_code.co_name
+        owner = frame.f_locals.get("x" if name == "deepcopy" else "self")
+        if name in ("__init__", "reset_parameters", "deepcopy") and isinstance(
+            owner, torch.nn.Module
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _agrees(value: dict[str, Any] | None, expected: Any) -> bool:

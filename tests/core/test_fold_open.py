@@ -75,7 +75,33 @@ def test_a_module_that_deep_copies_its_layers_is_built_in_one_step() -> None:
     steps = Player(trace, drawn_graph(trace)).steps_in(FORWARD)
     captions = [s.caption for s in steps]
     assert [c for c in captions if c.startswith("line 8:")] == [steps[0].caption]
-    assert captions[0].startswith("line 8: building ")
+    # Its 24 parameters, which torch's deep copy made: the step listed none of them.
+    assert captions[0].startswith("line 8: building net created 24 parameters: net.enc.layers.0.")
     assert not [c for c in captions if ".data" in c]
     # The user's own cut is still one.
     assert "line 10: w.detach() — the result has no autograd history" in captions
+
+
+def test_a_deep_copy_of_a_model_is_one_step_that_gives_the_copy_its_numbers() -> None:
+    # It was six steps (`m.lin.weight.data — …`, `clone(m.lin.weight.data) → clone(…)`),
+    # and the copy's weights had no value until their first use.
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    code = (
+        "import copy, torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "m = nn.Linear(3, 1)\nm2 = copy.deepcopy(m)\ny = m2(torch.ones(3)).sum()\n"
+    )
+    trace = run_source(code)
+    player = prepare_run(trace).player
+    player.set_mode(FORWARD)
+    captions = [s.caption for s in player.steps]
+    copied = [i for i, c in enumerate(captions) if c.startswith("line 5:")]
+    assert len(copied) == 1
+    assert captions[copied[0]].startswith(
+        "line 5: building m2 created 2 parameters: m2.weight [1, 3], m2.bias [1]"
+    )
+    player.seek(copied[0])
+    plain: dict = {}
+    exec(code, plain)
+    weight = trace.tensor_named("m2.weight").id
+    assert player.value_at(weight).data == plain["m2"].weight.tolist()

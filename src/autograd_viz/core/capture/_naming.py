@@ -10,6 +10,7 @@ multiply), and a module's construction is an `__init__` / `reset_parameters` fra
 from __future__ import annotations
 
 import bisect
+import copy
 import dis
 import itertools
 import os
@@ -28,7 +29,12 @@ _DISPATCH_FILES = frozenset(
     for f in ("overrides.py", "_tensor.py", "functional.py", os.path.join("nn", "functional.py"))
 )
 _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
-_BUILDING = frozenset({"__init__", "reset_parameters", "_reset_parameters", "_infer_parameters"})
+# A module is being built in these frames: its `__init__`, its parameters' initialisation
+# (a lazy module's on its first call), and `copy.deepcopy` of a module (a new module).
+_BUILDING = frozenset(
+    {"__init__", "reset_parameters", "_reset_parameters", "_infer_parameters", "deepcopy"}
+)
+_COPY_FILE = copy.__file__
 
 # Per code object: call offset -> the name the next instruction stores into.
 _stores_after: dict[CodeType, dict[int, str]] = {}
@@ -183,7 +189,8 @@ def building_statement(
     frame: FrameType | None, filename: str, base: FrameType | None = None
 ) -> int | None:
     """The user's line that is constructing an `nn.Module` on this stack (its `__init__`,
-    or the `reset_parameters` that initialises its parameters, is running), or None.
+    the `reset_parameters` that initialises its parameters, or a `copy.deepcopy` of a
+    module is running), or None.
 
     The line is the statement outside the outermost such frame: `net = Net()`, not the
     `self.w = nn.Parameter(…)` inside `Net.__init__`, so one statement's ops fold together.
@@ -192,8 +199,14 @@ def building_statement(
     """
     outermost: FrameType | None = None
     while frame is not None and frame is not base:
-        if frame.f_code.co_name in _BUILDING:
-            owner = frame.f_locals.get("self")
+        name = frame.f_code.co_name
+        if name in _BUILDING:
+            if name != "deepcopy":
+                owner = frame.f_locals.get("self")
+            elif frame.f_code.co_filename == _COPY_FILE:  # `m2 = copy.deepcopy(m)`
+                owner = frame.f_locals.get("x")
+            else:
+                owner = None
             if isinstance(owner, torch.nn.Module):
                 outermost = frame
         frame = frame.f_back
