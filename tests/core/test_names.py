@@ -301,3 +301,15 @@ def test_tensors_held_as_plain_attributes_are_named_by_their_path() -> None:
     trace = run_source(code)
     # Not a module: no card of a module "never called" around its tensors.
     assert drawn_graph(trace).groups == {}
+
+
+def test_a_tensor_torch_detaches_for_the_user_is_named_by_the_users_variable() -> None:
+    # `vjp(f, x, v)` detaches x inside torch: the user's f ran `sin(t2)`.
+    code = (
+        "import torch\nfrom torch.autograd.functional import vjp\n"
+        "def f(x):\n    return x.sin()\n"
+        "x = torch.tensor([0.5, 1.0])\nout, vj = vjp(f, x, torch.ones(2))\n"
+    )
+    captions = _captions(code)
+    assert any(c.startswith("line 4: sin(x.detach()) → sin(…) = [") for c in captions)
+    assert not [c for c in captions if re.search(r"\(t2\b|\bt2\)", c)]

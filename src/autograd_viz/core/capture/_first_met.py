@@ -41,10 +41,21 @@ def first_met(
         quiet = None if tid in names else rec.quiet_source(t)
         if quiet is not None:  # `a.detach() * 2`, a needing no grad: `a.detach()`, not t1
             source, how = quiet
-            source_name = local_names(caller, rec.filename, {tid: source}).get(tid)
+            source_name = _local_of(caller, rec.filename, source)
             if source_name is not None:
                 names[tid] = f"{source_name}{how}"
     return found or None, names or None
+
+
+def _local_of(frame: FrameType | None, filename: str, t: torch.Tensor) -> str | None:
+    """The user's local holding `t`: in the frame that made the call, else in the user's
+    innermost frame under it (`vjp(f, x, v)` detaches x inside torch: `x.detach()`)."""
+    while frame is not None:
+        found = local_names(frame, filename, {"": t}).get("")
+        if found is not None or frame.f_code.co_filename == filename:
+            return found
+        frame = frame.f_back
+    return None
 
 
 def foreign_inputs(rec: Recording, args: tuple) -> None:
