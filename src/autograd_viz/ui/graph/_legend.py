@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pyqtgraph as pg
+import pyqtgraph.functions as fn
+from PySide6.QtCore import QRectF
 
 from autograd_viz.ui.graph._graph_style import LEGEND_ORDER, STYLES, CanvasColours
 
@@ -29,6 +31,15 @@ def make_legend(parent: pg.ViewBox, colours: CanvasColours) -> pg.LegendItem:
         )
         legend.addItem(sample, style.legend)
     return legend
+
+
+def legend_in_layout(legend: pg.LegendItem, box: pg.ViewBox) -> list[QRectF]:
+    """Where the legend covers the graph in `box`, in layout units (none while hidden):
+    no label is placed there."""
+    if not legend.isVisible():
+        return []
+    within_box = legend.mapRectToParent(legend.boundingRect())
+    return [fn.invertQTransform(box.childTransform()).mapRect(within_box)]
 
 
 def recolour_legend(legend: pg.LegendItem, colours: CanvasColours) -> None:

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.functions as fn
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QBrush, QPen
 from PySide6.QtWidgets import QWidget
@@ -20,26 +19,24 @@ from autograd_viz.core.trace import Trace
 from autograd_viz.ui.graph._canvas_jobs import CanvasJobs
 from autograd_viz.ui.graph._canvas_navigation import MINIMAP_MARGIN_PX, CanvasNavigation
 from autograd_viz.ui.graph._clicks import CanvasClicks
-from autograd_viz.ui.graph._crowding import column_pitch, crowd_share, room_share, row_room
+from autograd_viz.ui.graph._crowding import column_pitch, row_room
 from autograd_viz.ui.graph._describe import canvas_tooltip
 from autograd_viz.ui.graph._edges_item import NAMES_MIN_DY_PX, SPARSE_DX_PX, GraphOverlayItem
-from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES, marker_look
+from autograd_viz.ui.graph._graph_style import DARK, LIGHT, STYLES
 from autograd_viz.ui.graph._graph_view_box import GraphViewBox
 from autograd_viz.ui.graph._layout_job import BACKGROUND_LAYOUT_SIZE
-from autograd_viz.ui.graph._legend import make_legend, recolour_legend
+from autograd_viz.ui.graph._legend import legend_in_layout, make_legend, recolour_legend
 from autograd_viz.ui.graph._marker_item import MarkerItem
+from autograd_viz.ui.graph._marker_styling import STATES, MarkerStyling
 from autograd_viz.ui.graph._minimap import Minimap
 from autograd_viz.ui.graph._saved_sizes import saved_scales
 
 MIN_READABLE_WIDTH = 24.0  # layers a first picture may take in the narrowest canvas
 MIN_READABLE_HEIGHT = 8.0  # and rows
 LEGEND_ROOM_PX = 60.0  # what the legend and margins take of the canvas's height
-# A marker's looks during playback; "failed": what an error step lights (the operands of
-# the call that raised, the freed node a second backward met), ringed in red.
-STATES = ("normal", "faded", "lit", "freed", "failed")
 
 
-class GraphCanvas(CanvasNavigation, pg.PlotWidget):
+class GraphCanvas(CanvasNavigation, MarkerStyling, pg.PlotWidget):
     """Draws the run a RunView shows, and follows it: its graph, the player's moment, the
     selection. Zoom with the wheel, pan by dragging, click a node to select it."""
 
@@ -143,13 +140,7 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         self._overlay.covered = self._legend_in_layout
 
     def _legend_in_layout(self) -> list[QRectF]:
-        """Where the legend covers the graph, in layout units (none while hidden)."""
-        legend = self.legend
-        if not legend.isVisible():
-            return []
-        box = self.getViewBox()
-        within_box = legend.mapRectToParent(legend.boundingRect())
-        return [fn.invertQTransform(box.childTransform()).mapRect(within_box)]
+        return legend_in_layout(self.legend, self.getViewBox())
 
     # ---- public ---------------------------------------------------------------
     @property
@@ -293,15 +284,6 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
         self._fit_crowd()  # a new picture whose fitted view equals the last one's too
         self.graph_drawn.emit(len(nodes))
 
-    def _look(self, kind: str, state: str) -> tuple[QBrush, QPen, int]:
-        """The brush, pen and size of a node kind in a playback state. The same objects are
-        reused, so pyqtgraph's symbol atlas renders each look once, not once per frame."""
-        key = (kind, state)
-        look = self._looks.get(key)
-        if look is None:
-            look = self._looks[key] = marker_look(kind, state, self.colours, self.dark)
-        return look
-
     def show_frame(self, frame: Frame | None) -> None:
         """Paint one moment of playback: what ran so far solid, the rest faded, the current
         step ringed; None paints the state at the end of the run. No layout happens here."""
@@ -330,46 +312,6 @@ class GraphCanvas(CanvasNavigation, pg.PlotWidget):
     def _range_changed(self, *args: object) -> None:
         super()._range_changed(*args)
         self._fit_crowd()
-
-    def _fit_crowd(self) -> None:
-        """Draw the markers at the share of their size this zoom leaves room for."""
-        box = self.getViewBox()
-        (x0, x1), (y0, y1) = box.viewRange()
-        if y1 <= y0 or x1 <= x0 or not self._kinds:
-            return
-        crowd = min(
-            crowd_share(self._pitch, box.height() / (y1 - y0), self._tallest_px),
-            room_share(self._row_room, box.width() / (x1 - x0)),
-        )
-        if crowd != self._crowd:
-            self._crowd = crowd
-            self._restyle(self._states, every=True)
-
-    def _restyle(self, codes: np.ndarray, every: bool = False) -> None:
-        """Give each marker the look of its state (an index into STATES), touching only
-        markers whose state changed (a playback step changes a handful of 10,000), or
-        `every` one (their share of their size changed with the zoom)."""
-        previous = self._states
-        self._states = codes
-        data = self._markers.data
-        kinds = self._kinds
-        if every:
-            changed = np.arange(len(data))
-        elif len(previous) == len(codes) == len(data):
-            changed = np.flatnonzero(previous != codes)
-            if not len(changed):
-                return
-        else:
-            changed = np.arange(len(codes))
-        brushes, pens, sizes = data["brush"], data["pen"], data["size"]
-        scales, crowd = self._scales, self._crowd
-        for i in changed.tolist():
-            brushes[i], pens[i], sizes[i] = self._look(kinds[i], STATES[codes[i]])
-            sizes[i] *= crowd
-            if scales is not None:
-                sizes[i] *= scales[i]
-        data["sourceRect"][changed] = 0  # looked up again in the symbol atlas
-        self._markers.updateSpots()
 
     def set_size_by_saved(self, on: bool) -> None:
         """Draw each autograd node (or folded card) bigger the more it saved for backward:
