@@ -234,12 +234,7 @@ def grad_results_bound(filename: str) -> dict[int, str]:
     `_TUPLE_NAMES` results; through a user's function that returns them straight away,
     what its caller binds them to. Empty when the call was not made by the user's line
     itself (`torch.autograd.functional.vjp`'s own) or its results are not stored in names."""
-    frame = sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_OWN_DIR)
-        or frame.f_code.co_filename in _GRAD_CALL_FILES
-    ):
-        frame = frame.f_back
+    frame = _caller_outside(_GRAD_CALL_FILES)
     for _ in range(_MAX_RETURNS):
         if frame is None or frame.f_code.co_filename != filename:
             return {}
@@ -286,11 +281,18 @@ def torch_building_a_module(filename: str) -> bool:
     """Whether the call being recorded was made by torch's own code while an `nn.Module`
     is being built (`nn.TransformerEncoder` deep-copying its layer reads each parameter's
     `.data`), not by the user's line."""
-    frame = sys._getframe(1)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_OWN_DIR) or frame.f_code.co_filename in _DISPATCH_FILES
-    ):
-        frame = frame.f_back
+    frame = _caller_outside(_DISPATCH_FILES)
     if frame is None or not frame.f_code.co_filename.startswith(_TORCH_DIR):
         return False
     return building_statement(frame, filename) is not None
+
+
+def _caller_outside(files: frozenset[str]) -> FrameType | None:
+    """The innermost frame on the stack in neither this package nor `files` (torch's
+    dispatch to the mode): whose call is being recorded."""
+    frame: FrameType | None = sys._getframe(2)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_OWN_DIR) or frame.f_code.co_filename in files
+    ):
+        frame = frame.f_back
+    return frame

@@ -143,7 +143,7 @@ def encode_parts(trace: Trace) -> tuple[dict[str, int], Iterator[tuple[str, byte
 
     def parts() -> Iterator[tuple[str, bytes]]:
         stream = zstandard.ZstdCompressor(level=_LEVEL).compressobj()
-        items = [head, *(list(chunk) for chunks in groups.values() for chunk in chunks)]
+        items = [head, *(chunk for chunks in groups.values() for chunk in chunks)]
         last = len(items) - 1
         for i, data in enumerate(items):
             fmt, raw = _packed(data)

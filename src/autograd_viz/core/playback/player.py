@@ -78,6 +78,9 @@ class Player(_StepLists):
         self._opened: set[int] = set()  # folded statements shown op by op (first event)
         self.mode = FORWARD
         self.position = -1  # -1: before the first step
+        # Whether it has moved since it was made: until then the run's end is shown (the
+        # canvas's state after a run, the timeline at its end).
+        self.moved = False
         if prepared:
             self.prepare()
 
@@ -146,7 +149,7 @@ class Player(_StepLists):
         """Go to a step (clamped to -1 … last)."""
         position = max(-1, min(position, len(self.steps) - 1))
         if position != self.position or force:
-            self.position = position
+            self.position, self.moved = position, True
             self.position_changed.emit(position)
 
     def step_forward(self) -> bool:

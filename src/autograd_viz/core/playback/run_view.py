@@ -131,8 +131,6 @@ class RunView:
         self._refolding: object | None = None
         # The group the learner's last toggle opened (the canvas zooms to it), else None.
         self.last_opened: str | None = None
-        # Until the player first moves, the canvas shows the state at the end of the run.
-        self._playing = False
 
     # ---- what is shown ----------------------------------------------------------
     @property
@@ -161,7 +159,6 @@ class RunView:
         self.run = run
         self.collapsed = run.graph.collapsed
         self.selection = ()
-        self._playing = False
         # A change of view seeks to its start, so position_changed covers it (mode_changed
         # comes first, while the position still belongs to the old view).
         run.player.position_changed.connect(self._player_moved)
@@ -201,7 +198,6 @@ class RunView:
             self.run.player.position_changed.disconnect(self._player_moved)
 
     def _player_moved(self, *_args: Any) -> None:
-        self._playing = True
         self.frame_changed.emit()
 
     # ---- modules ------------------------------------------------------------------
@@ -292,14 +288,14 @@ class RunView:
     # ---- the player's moment ------------------------------------------------------
     def frame(self) -> Frame | None:
         """What the canvas draws now; None: the state at the end of the run."""
-        if self.run is None or not self._playing:
+        if self.run is None or not self.run.player.moved:
             return None
         return self.run.player.frame()
 
     def current_line(self) -> int | None:
         """The source line of the step shown now, if any (for a backward node, the
         backward() call: `current_lines` also gives the line that made the node)."""
-        if self.run is None or not self._playing:
+        if self.run is None or not self.run.player.moved:
             return None
         step = self.run.player.current
         return step.line if step is not None else None
@@ -336,7 +332,7 @@ class RunView:
 
     def event_index(self) -> int | None:
         """Index in the trace's events of the moment shown (None: the end of the run)."""
-        if self.run is None or not self._playing:
+        if self.run is None or not self.run.player.moved:
             return None
         return self.run.player.event_index()
 

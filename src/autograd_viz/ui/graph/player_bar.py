@@ -42,9 +42,6 @@ class PlayerBar(QWidget):
         super().__init__(parent)
         self.setObjectName("playerBar")
         self.player: Player | None = None
-        # Until the player first moves the canvas shows the run's end (RunView), so the
-        # timeline stands at its end too; ⏮ and ← then leave it.
-        self._showing_end = False
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._tick)
         self._build()
@@ -219,7 +216,6 @@ class PlayerBar(QWidget):
             return
         player.position_changed.connect(self._on_position)
         player.mode_changed.connect(self._on_mode)
-        self._showing_end = player.position == -1
         self._on_mode(player.mode)
         self.caption.setText(end_caption(player))
 
@@ -229,7 +225,6 @@ class PlayerBar(QWidget):
         self._sync()
 
     def _on_position(self, _position: int) -> None:
-        self._showing_end = False
         self._sync()
         if self.player is not None:
             self.caption.setText(caption_now(self.player))
@@ -240,7 +235,9 @@ class PlayerBar(QWidget):
         if player is None:
             return
         count = len(player.steps)
-        end = self._showing_end and count > 0
+        # Until the player first moves the canvas shows the run's end, so the timeline
+        # stands at its end too; ⏮ and ← then leave it.
+        end = not player.moved and count > 0
         self.slider.blockSignals(True)
         self.slider.setRange(-1, max(-1, count - 1))
         self.slider.setValue(count - 1 if end else player.position)
@@ -275,7 +272,7 @@ class PlayerBar(QWidget):
         """One step back."""
         self.pause()
         if self.player is not None:
-            if self._showing_end:  # from the run's end, back to the view's last step
+            if not self.player.moved:  # from the run's end, back to the view's last step
                 self.player.seek(len(self.player.steps) - 1, force=True)
             else:
                 self.player.step_back()
@@ -285,7 +282,7 @@ class PlayerBar(QWidget):
         self.pause()
         if self.player is not None:
             # Already at position -1 while the run's end is shown: the start must still show.
-            self.player.seek(-1, force=self._showing_end)
+            self.player.seek(-1, force=not self.player.moved)
 
     def to_end(self) -> None:
         """Jump to the last step."""
