@@ -21,7 +21,7 @@ def history_break(rec: Recording, how: str, t: Any, result: Any) -> None:
     with rec.own_reads():
         if not t.requires_grad:  # nothing to cut: no autograd history runs through it
             if isinstance(result, torch.Tensor) and result is not t:
-                rec.quiet_break(t, result, how if how.startswith(".") else f".{how}")
+                rec.quiet_break(t, result, how)
             return
         if torch_building_a_module(rec.filename):
             # Part of building the module (a deep copy of a layer), not a cut of the user's:

@@ -12,6 +12,7 @@ import torch
 from autograd_viz.core.capture._calls import tensors_in
 from autograd_viz.core.capture._naming import local_names
 from autograd_viz.core.capture._recording import Recording
+from autograd_viz.core.trace.naming import cut_name
 
 
 def first_met(
@@ -43,7 +44,7 @@ def first_met(
             source, how = quiet
             source_name = _local_of(caller, rec.filename, source)
             if source_name is not None:
-                names[tid] = f"{source_name}{how}"
+                names[tid] = cut_name(source_name, how)
     return found or None, names or None
 
 

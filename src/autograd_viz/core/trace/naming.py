@@ -23,6 +23,11 @@ def made_by(op: str, count: int) -> str:
     return f"{op}(…)" if count <= 1 else f"{op}(…)#{count}"
 
 
+def cut_name(source: str, how: str) -> str:
+    """What a history break's result is called: `y.detach()`, `w.data`."""
+    return f"{source}{how}" if how.startswith(".") else f"{source}.{how}"
+
+
 def display_names(
     tensors: Mapping[str, TensorInfo], events: Iterable[TraceEvent]
 ) -> dict[str, str]:
@@ -50,7 +55,5 @@ def display_names(
                 if tid is not None and name is not None:
                     names.setdefault(tid, name)
         elif isinstance(e, HistoryBreakEvent) and e.result and e.result not in names:
-            source = names.get(e.tensor or "", e.tensor or "?")
-            how = e.how if e.how.startswith(".") else f".{e.how}"
-            names[e.result] = f"{source}{how}"
+            names[e.result] = cut_name(names.get(e.tensor or "", e.tensor or "?"), e.how)
     return names
