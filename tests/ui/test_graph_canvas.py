@@ -785,3 +785,70 @@ def test_no_label_is_placed_under_the_legend(qtbot) -> None:
     placed = _paint_overlay(canvas).placed
     assert len([text for _, text in placed if text.startswith("model.")]) >= 8
     assert [text for rect, text in placed if rect.intersects(QRectF(legend))] == []
+
+
+def test_a_frame_too_narrow_to_hold_its_title_has_it_centred_over_it(qapp) -> None:
+    """A net/target pair: `net.1`, 32 px wide, had no `ReLU` title while `target.1`
+    beside it, 38 px wide, had one. Under 36 px the shortest form is centred over the
+    frame, whole; a plate that would cover another's is left out."""
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFont
+
+    from autograd_viz.ui.graph._fold_painting import (
+        MIN_NARROW_TITLED_PX,
+        MIN_TITLED_FRAME_PX,
+        MIN_TITLED_ROW_PX,
+        _title_plate,
+    )
+
+    metrics = QFontMetricsF(QFont())
+    relu = SimpleNamespace(heading="net.1 · ReLU", title="net.1", detail="ReLU")
+    width = MIN_TITLED_FRAME_PX - 4
+    box = QRectF(100, 50, width, 40)
+    plate = _title_plate(relu, box, metrics, MIN_TITLED_ROW_PX + 1)
+    assert plate is not None
+    text, rect = plate
+    assert text == min(("net.1", "ReLU"), key=metrics.horizontalAdvance)
+    assert rect.width() == metrics.horizontalAdvance(text) + 6  # whole, never cut
+    assert abs(rect.center().x() - box.center().x()) < 1e-6
+    narrow = QRectF(100, 50, MIN_NARROW_TITLED_PX - 1, 40)
+    assert _title_plate(relu, narrow, metrics, MIN_TITLED_ROW_PX + 1) is None
+
+
+def test_narrow_frames_side_by_side_never_print_titles_over_each_other(qtbot) -> None:
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QTransform
+
+    from autograd_viz.core.graph.graph_model import DrawnGraph
+    from autograd_viz.ui.graph._fold_painting import MIN_TITLED_FRAME_PX, _plates
+
+    trace = run_source(
+        "import torch, torch.nn as nn, copy\ntorch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n"
+        "target = copy.deepcopy(net)\nx = torch.randn(5, 3)\n"
+        "loss = (net(x) - target(x).detach()).pow(2).mean()\nloss.backward()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.resize(900, 500)
+    canvas.show_trace(trace)
+    graph: DrawnGraph = canvas.graph
+    assert graph.frames
+    metrics = QFontMetricsF(canvas._overlay._op_font)
+    # Squeezed across until every layer's frame is narrow: the titles that are shown
+    # never overlap, and a narrow frame still has one where there is room.
+    for across in (2.0, 6.0, 12.0, 20.0, 40.0):
+        transform = QTransform(across, 0, 0, -60.0, 50, 900)
+        plates = _plates(transform, graph, metrics, QRectF(-1e6, -1e6, 2e6, 2e6))
+        rects = [rect for _k, _b, text, rect in plates if text is not None]
+        for i, a in enumerate(rects):
+            for b in rects[i + 1 :]:
+                assert not a.intersects(b), (across, a, b)
+        narrow_titled = [
+            key
+            for key, box, text, _r in plates
+            if text is not None and box.width() < MIN_TITLED_FRAME_PX
+        ]
+        if across == 20.0:
+            assert narrow_titled, plates

@@ -20,7 +20,8 @@ _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one t
 MIN_FRAME_PX = 8.0  # frames smaller than this on screen are not drawn
 MANY_FRAMES = 120  # past this many frames in view, plain lines
 MIN_TITLED_ROW_PX = 22.0  # rows closer than this leave no room for frames' titles
-MIN_TITLED_FRAME_PX = 36.0  # a frame narrower than this has no room for a title
+MIN_TITLED_FRAME_PX = 36.0  # narrower than this, a frame's title is centred over it
+MIN_NARROW_TITLED_PX = 20.0  # a frame narrower than this has no title at all
 OVERHANG_PX = 12.0  # how far past a narrow frame's corner a short title may reach
 
 
@@ -90,9 +91,8 @@ def _title_plate(
     # The title sits on the frame's top edge, as a fieldset's legend does: the rows leave
     # half a row between frames and what they hold, so it fits at every zoom that leaves
     # a row more than about a line of text.
-    if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < MIN_TITLED_FRAME_PX:
+    if info is None or row_px < MIN_TITLED_ROW_PX or box.width() < MIN_NARROW_TITLED_PX:
         return None
-    room = box.width() - 16
     # The fullest form that fits: the name and class, else the name (`model.1`), else the
     # class (`ReLU`, `×300`); a narrow frame says one of them rather than nothing (a CNN's
     # ReLU, MaxPool2d and Flatten frames were untitled).
@@ -101,6 +101,16 @@ def _title_plate(
     name = without_call_count(info.title)
     bare = (name,) if name is not None else ()
     forms = (info.heading, info.title, *bare, info.detail) if info.detail else (info.title, *bare)
+    top = box.y() - metrics.height() / 2
+    if box.width() < MIN_TITLED_FRAME_PX:
+        # Too narrow to start the title inside it: its shortest form, whole, centred over
+        # the frame and reaching past both corners (a 32 px `ReLU` frame was untitled).
+        heading = min(forms, key=metrics.horizontalAdvance)
+        width = metrics.horizontalAdvance(heading) + 6
+        if width > box.width() + 2 * OVERHANG_PX:
+            return None
+        return heading, QRectF(box.center().x() - width / 2, top, width, metrics.height())
+    room = box.width() - 16
     fits = [f for f in forms if metrics.horizontalAdvance(f) <= room]
     heading = fits[0] if fits else min(forms, key=metrics.horizontalAdvance)
     # A short name a little wider than the room overhangs the frame's corner whole
@@ -111,7 +121,32 @@ def _title_plate(
     if not text or text == "…":
         return None
     width = metrics.horizontalAdvance(text)
-    return text, QRectF(box.x() + 8, box.y() - metrics.height() / 2, width + 6, metrics.height())
+    return text, QRectF(box.x() + 8, top, width + 6, metrics.height())
+
+
+def _plates(
+    transform: QTransform, graph: DrawnGraph, metrics: QFontMetricsF, view: QRectF
+) -> list[tuple[str, QRectF, str | None, QRectF]]:
+    """Each shown frame with its box and, where it has one, its title and the title's plate.
+    A plate that would cover one placed before it is left out: those of frames wide
+    enough to hold their titles are placed first, then the narrow frames' centred ones."""
+    row_px = _row_px(transform)
+    shown = [
+        (key, box, _title_plate(graph.folds.get(key), box, metrics, row_px))
+        for key, box in _shown_frames(transform, graph, view)
+    ]
+    placed: list[QRectF] = []
+    titles: dict[str, tuple[str, QRectF]] = {}
+    for narrow in (False, True):
+        for key, box, plate in shown:
+            if plate is None or (box.width() < MIN_TITLED_FRAME_PX) != narrow:
+                continue
+            if not any(plate[1].intersects(other) for other in placed):
+                placed.append(plate[1])
+                titles[key] = plate
+    return [
+        (key, box, *(titles[key] if key in titles else (None, QRectF()))) for key, box, _ in shown
+    ]
 
 
 def _row_px(transform: QTransform) -> float:
@@ -125,13 +160,8 @@ def frame_title_rects(
     (y_true's value line, above the model's frame, was written over its title)."""
     if not graph.frames:
         return []
-    metrics, row_px = QFontMetricsF(font), _row_px(transform)
-    plates = []
-    for key, box in _shown_frames(transform, graph, view):
-        plate = _title_plate(graph.folds.get(key), box, metrics, row_px)
-        if plate is not None:
-            plates.append((key, plate[1]))
-    return plates
+    plates = _plates(transform, graph, QFontMetricsF(font), view)
+    return [(key, rect) for key, _box, text, rect in plates if text is not None]
 
 
 def paint_frames(
@@ -145,11 +175,10 @@ def paint_frames(
     the zoom leaves room for it (and elided to the frame's width)."""
     metrics = QFontMetricsF(font)
     painter.setFont(font)
-    shown = _shown_frames(transform, graph, QRectF(painter.viewport()))
+    shown = _plates(transform, graph, metrics, QRectF(painter.viewport()))
     many = len(shown) > MANY_FRAMES  # then plain lines: dashes and fills cost a frame's time
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, not many)
-    row_px = _row_px(transform)
-    for key, box in shown:
+    for key, box, text, rect in shown:
         info = graph.folds.get(key)
         kind = info.kind if info is not None else ""
         colour = _kind_colour(kind, colours)
@@ -164,10 +193,8 @@ def paint_frames(
             painter.setPen(QPen(colour, 1.0, Qt.PenStyle.DashLine))
             painter.setBrush(_tint(colour, QColor(colours.background), min(0.3, 0.055 * depth)))
             painter.drawRoundedRect(box, 6, 6)
-        plate = _title_plate(info, box, metrics, row_px)
-        if plate is None:
+        if text is None:
             continue
-        text, rect = plate
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor(colours.background))
         painter.drawRect(rect)
