@@ -500,17 +500,28 @@ def test_a_parameter_the_user_makes_has_its_numbers_from_the_line_that_made_it()
 def test_a_lazy_module_never_shows_the_leftover_numbers_of_its_empty_parameters() -> None:
     """`nn.LazyLinear` gives each parameter `empty()` memory by `.data =` on its first call,
     then initialises it: that step showed the garbage (`[2×3] 4.58e-41…1.28e+23`), and
-    torch's own `.data` reads were steps of their own ("lazy.weight.data — …")."""
+    torch's own `.data` reads were steps of their own ("lazy.weight.data — …"). The
+    first call's building is one step now: its `empty()` ops and `.data =` writes were four
+    steps before the one that said lazy's parameters were built."""
     code = (
         "import torch\nfrom torch import nn\ntorch.manual_seed(0)\nlazy = nn.LazyLinear(2)\n"
         "y = lazy(torch.ones(1, 3)).sum()\n"
     )
     plain, trace, player = _plain_and_forward(code, EVERYTHING)
     captions = _steps(player)
-    assert "line 5: .data = changed lazy.weight: [] → uninitialised (made by empty())" in captions
-    assert not [c for c in captions if ".data —" in c]
+    assert not [c for c in captions if ".data —" in c or ".data =" in c]
+    built = [c for c in captions if c.startswith("line 5: building")]
+    assert len(built) == 1, captions
+    assert built[0].startswith(
+        "line 5: building lazy created 2 parameters: lazy.weight [2, 3], lazy.bias [2]"
+    )
+    assert captions[captions.index(built[0]) + 1].startswith("line 5: linear(")
+    # The write is still in the trace, and says it left no numbers to show.
     weight = trace.tensor_named("lazy.weight").id
-    player.seek(captions.index(next(c for c in captions if "changed lazy.weight" in c)))
-    assert player.value_at(weight) is None
-    player.to_end()
+    index = trace.index
+    writes = [index.event(i) for i in index.of_kind("param_update")]
+    assert [e.caption(index) for e in writes if e.tensor == weight] == [
+        "line 5: .data = changed lazy.weight: [] → uninitialised (made by empty())"
+    ]
+    player.seek(captions.index(built[0]))
     assert player.value_at(weight).data == plain["lazy"].weight.tolist()

@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from autograd_viz.core.trace._event_base import Lookup, tensor_name
-from autograd_viz.core.trace.events import GradResetEvent, HistoryBreakEvent, OpEvent, TraceEvent
+from autograd_viz.core.trace.events import (
+    GradResetEvent,
+    HistoryBreakEvent,
+    OpEvent,
+    ParamUpdateEvent,
+    TraceEvent,
+)
 
 # Why a step lights nothing. Each is the end of a caption; tests look for them.
 NO_GRAD_MODE = "nothing drawn: it ran under no_grad, so autograd recorded nothing"
@@ -51,7 +57,10 @@ _SHOWN_PARAMETERS = 6  # parameters a folded caption names before "and N more"
 
 def folds(positions: Sequence[int], event: Callable[[int], TraceEvent]) -> list[list[int]]:
     """The positions grouped into steps: consecutive ops of one module-building statement
-    make one group; a `.grad.zero_()` op joins the resets it made (one call, one step:
+    make one group, with the `.data =` writes made on that line meanwhile (a lazy module's
+    first call gives each parameter its memory so: four steps of "building a module ran
+    empty()" and "lazy.weight: [] → uninitialised" before the one that said it had built
+    lazy's parameters); a `.grad.zero_()` op joins the resets it made (one call, one step:
     "w.grad.zero_() — .grad [3.0] → [0.0]" was followed by "zero(w.grad) → w.grad");
     every other event is a group of its own."""
     groups: list[list[int]] = []
@@ -61,6 +70,9 @@ def folds(positions: Sequence[int], event: Callable[[int], TraceEvent]) -> list[
         e = event(i)
         line = e.construction if isinstance(e, OpEvent) else None
         if line is not None and line == building:
+            groups[-1].append(i)
+            continue
+        if building is not None and isinstance(e, ParamUpdateEvent) and e.line == building:
             groups[-1].append(i)
             continue
         if isinstance(e, GradResetEvent) and e.how == ".grad.zero_()":
