@@ -79,7 +79,7 @@ def test_a_module_that_deep_copies_its_layers_is_built_in_one_step() -> None:
     assert captions[0].startswith("line 8: building net created 24 parameters: net.enc.layers.0.")
     assert not [c for c in captions if ".data" in c]
     # The user's own cut is still one.
-    assert "line 10: w.detach() — the result has no autograd history" in captions
+    assert "line 10: w.detach() → v = [1.0, 1.0] — the result has no autograd history" in captions
 
 
 def test_a_deep_copy_of_a_model_is_one_step_that_gives_the_copy_its_numbers() -> None:

@@ -251,6 +251,34 @@ def test_what_autograd_grad_returned_is_named_by_the_variables_it_went_to() -> N
     ]
 
 
+def test_a_gradient_no_variable_holds_is_named_by_the_call_that_returned_it() -> None:
+    """A gradient penalty, `grad(y, x, create_graph=True)[0].pow(2).sum()`: the gradient
+    read `returned t3` and `pow(t3)`, and the step that returned it lit nothing, though
+    the node that made it is drawn (the engine made it, out of the mode's sight)."""
+    code = (
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = (x ** 3).sum()\n"
+        "pen = torch.autograd.grad(y, x, create_graph=True)[0].pow(2).sum()\n"
+        "pen2 = torch.autograd.grad(y, x, create_graph=True)[0].sum()\n"
+        "(pen + pen2).backward()\n"
+    )
+    trace = run_source(code)
+    player = Player(trace, drawn_graph(trace))
+    player.set_mode(EVERYTHING)
+    captions = [s.caption for s in player.steps]
+    assert "line 4: torch.autograd.grad() returned grad(…)[0] = [3.0, 12.0]" in captions
+    assert "line 4: pow(grad(…)[0]) → pow(…)#2 = [9.0, 144.0]" in captions
+    assert "line 5: torch.autograd.grad() returned grad(…)[0]#2 = [3.0, 12.0]" in captions
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+    returned = player.steps[captions.index(next(c for c in captions if "returned grad" in c))]
+    made_by = trace.index.event(returned.event_index).grad_fn
+    assert made_by and made_by[0] in returned.lit  # the MulBackward0 that made it
+    assert trace.index.node(made_by[0]).name == "MulBackward0"  # 3 * x**2, as torch made it
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x**3).sum(), x, create_graph=True)
+    assert g.grad_fn.name() == "MulBackward0"
+
+
 def test_parameters_kept_in_a_list_are_named_by_how_to_reach_them() -> None:
     # They were `t2`, `t2.grad` and "SGD.step() changed t2"; a module's keep their path.
     code = (

@@ -319,7 +319,8 @@ def test_a_data_history_break_is_captioned_with_one_dot() -> None:
     player.set_mode(FORWARD)
     captions = [s.caption for s in player.steps]
     assert any(
-        c.startswith("line 3: w.data — the result has no autograd history") for c in captions
+        c.startswith("line 3: w.data → d = [1.0, 2.0] — the result has no autograd history")
+        for c in captions
     )
     assert not any("..data" in c for c in captions)
 

@@ -3,13 +3,17 @@ count agrees with the boxes drawn (issue 14, item 8)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import torch
 
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.graph.summary import graph_summary
 from autograd_viz.core.kernel.runner import run_source
-from autograd_viz.core.playback.player import FORWARD, Player
+from autograd_viz.core.playback.player import EVERYTHING, FORWARD, Player
 from autograd_viz.core.playback.step_text import (
+    CUT_OFF,
     MADE_WITHOUT_GRAD,
     NEEDS_NO_GRAD,
     NO_GRAD_MODE,
@@ -17,6 +21,7 @@ from autograd_viz.core.playback.step_text import (
     NOT_KEPT,
     REASONS,
 )
+from autograd_viz.core.trace.value_text import format_number
 from autograd_viz.resources import examples
 
 
@@ -81,3 +86,25 @@ def test_the_reason_is_what_was_true_at_that_step_not_at_the_end() -> None:
     # The trace says so itself (docs/trace.md), and a file from before says nothing.
     flags = [e.get("inputs_need_grad") for e in trace.events if e["kind"] == "op"]
     assert flags == [None, False, True, True, True]  # (requires_grad_: read after it ran)
+
+
+def test_a_cut_a_variable_holds_is_named_with_its_value_and_not_called_lost() -> None:
+    """`z = y.detach()` read "y.detach() — the result has no autograd history" and z was
+    first met in the next step's `mul(z, x)`; vjp's `out` (torch detaches it) was said to
+    be "not kept" though the script holds it."""
+    code = (
+        "import torch\nfrom torch.autograd.functional import vjp\n"
+        "x = torch.tensor([1.0, 2.0], requires_grad=True)\ny = x * 2\nz = y.detach()\n"
+        "w = (z * x).sum()\nw.backward()\n"
+        "out, g = vjp(lambda a: torch.sin(a) * 2, x, torch.ones(2))\n"
+    )
+    trace = run_source(code)
+    steps = Player(trace, drawn_graph(trace)).steps_in(EVERYTHING)
+    captions = [s.caption for s in steps]
+    assert "line 5: y.detach() → z = [2.0, 4.0] — the result has no autograd history" in captions
+    x = torch.tensor([1.0, 2.0])
+    out = ", ".join(format_number(v, 3) for v in (torch.sin(x) * 2).tolist())
+    (cut,) = [c for c in captions if f"→ out = [{out}]" in c]
+    assert cut.endswith(CUT_OFF) and NOT_KEPT not in cut
+    grads = [c for c in captions if "returned" in c and "line 8" in c]
+    assert grads and not [c for c in grads if re.search(r"\bt\d+\b", c)], grads

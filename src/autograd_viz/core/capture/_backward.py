@@ -127,6 +127,17 @@ class BackwardRecorder:
             end["values"] = [
                 recording.value(t) if isinstance(t, torch.Tensor) else None for t in tensors
             ]
+            registry, made = recording.registry, []
+            for t, tid in zip(tensors, end["results"], strict=True):
+                # With create_graph, the engine made the node behind each gradient, out of
+                # the mode's sight: the step that returns it lights it (a gradient
+                # penalty's `grad(…)[0]` lit nothing), and the node says it made it.
+                nid = registry.node_id(grad_fn_of(t)) if tid is not None else None
+                made.append(nid)
+                if nid is not None and t.output_nr == 0 and registry.nodes[nid].tensor is None:
+                    registry.nodes[nid].tensor = tid
+            if any(made):
+                end["grad_fn"] = made
             bound = grad_results_bound(recording.filename)
             if bound:  # `g, = torch.autograd.grad(y, x)`: each pass's g is called g
                 end["assigned"] = [bound.get(i) for i in range(len(tensors))]

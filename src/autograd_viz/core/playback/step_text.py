@@ -40,7 +40,10 @@ _NEW_TENSOR_LIKE = frozenset(
 )
 NOT_BUILT = "nothing drawn: none of the tensors it made is in the picture"
 NOT_SHOWN = "nothing drawn: what it touched is not in the picture"
+# A cut's result a variable holds (vjp's `out`, `mul(…).detach()`), used by nothing drawn.
+CUT_OFF = "nothing drawn: nothing in the picture uses its result"
 REASONS = (
+    CUT_OFF,
     NO_GRAD_MODE,
     NEEDS_NO_GRAD,
     MADE_WITHOUT_GRAD,
@@ -165,5 +168,6 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
             return NEEDS_NO_GRAD if e.inputs else MADE_WITHOUT_GRAD  # empty(), randn()
         return NOT_KEPT
     if isinstance(e, HistoryBreakEvent):
-        return NOT_KEPT
+        kept = e.result is not None and e.result in lookup.tensors  # alive at the end
+        return CUT_OFF if kept else NOT_KEPT
     return NOT_SHOWN

@@ -112,7 +112,7 @@ class BackwardEndEvent(TraceEvent):
 
     kind: ClassVar[str] = "backward_end"
     KEYS: ClassVar[frozenset[str]] = TraceEvent.KEYS | {
-        "depth", "ok", "results", "values", "assigned",
+        "depth", "ok", "results", "values", "assigned", "grad_fn",
     }  # fmt: skip
 
     depth: int
@@ -121,6 +121,8 @@ class BackwardEndEvent(TraceEvent):
     values: tuple[TensorValue | None, ...] = ()  # one per result
     # The variable the user's line bound each result to (`g, = grad(y, x)`), or None.
     assigned: Sequence[str | None] | None = None
+    # With create_graph: the node that made each result (the engine made it), or None.
+    grad_fn: Sequence[str | None] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], memo: ValueMemo | None = None) -> BackwardEndEvent:
@@ -132,6 +134,7 @@ class BackwardEndEvent(TraceEvent):
             tuple(data.get("results") or ()),
             read_values(data.get("values"), memo),
             data.get("assigned"),
+            data.get("grad_fn"),
             source=data,
         )
 
@@ -143,13 +146,15 @@ class BackwardEndEvent(TraceEvent):
             out["values"] = write_values(self.values)
         if self.assigned is not None:
             out["assigned"] = list(self.assigned)
+        if self.grad_fn is not None:
+            out["grad_fn"] = list(self.grad_fn)
         return self._finish(out)
 
     def lights(self, lookup: Lookup) -> tuple[str | None, ...]:
         """The gradients `torch.autograd.grad()` returned (and, with `create_graph`,
         the node that made each)."""
         nodes = [getattr(lookup.tensors.get(t), "grad_fn", None) for t in self.results if t]
-        return (*self.results, *nodes)
+        return (*self.results, *nodes, *(self.grad_fn or ()))
 
     def changes(self) -> tuple[ValueChange, ...]:
         """The values of the gradients `torch.autograd.grad()` returned."""

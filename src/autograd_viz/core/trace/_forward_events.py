@@ -352,10 +352,14 @@ class HistoryBreakEvent(TraceEvent):
         return (self.tensor, self.result)
 
     def caption(self, lookup: Lookup) -> str:
-        """`line 4: y.item() = 6.0 — the result has no autograd history`."""
+        """`line 4: y.item() = 6.0 — the result has no autograd history`; a tensor result
+        a variable holds is named with its value (`y.detach() → z = [2.0, 4.0]`: z was
+        first met in the next step's `mul(z, x)`)."""
         result = f" = {format_number(self.value)}" if self.value is not None else ""
         how = self.how if self.how.startswith(".") else f".{self.how}"  # ".data" has its dot
-        return (
-            f"{self.where}{tensor_name(lookup, self.tensor)}{how}{result} — "
-            "the result has no autograd history"
-        )
+        cut = f"{tensor_name(lookup, self.tensor)}{how}"
+        if self.result and self.result_value is not None:
+            name = tensor_name(lookup, self.result)
+            if name not in (cut, self.result):
+                result = f" → {name} = {show_value(self.result_value)}"
+        return f"{self.where}{cut}{result} — the result has no autograd history"

@@ -5,7 +5,10 @@ bound inside a function (`out = a * b` in `def f()`) is called by that local, wh
 tracer read off the assignment (an op event's `assigned`). One never bound is called by
 what made it: `mse_loss(…)`, `linear(…)`, numbered from the second of a kind
 (`linear(…)#2`) so a learner can tell two apart. A leaf's gradient is `w.grad`. A
-history break's result is named from its source (`y.detach()`). Never "tensor".
+history break's result is named from its source (`y.detach()`). A gradient
+`torch.autograd.grad()` returned that no variable held is named by the call and its place
+in the tuple it returned (`grad(…)[0]`, in a penalty `grad(y, x)[0].pow(2).sum()`; it read
+`t3`). Never "tensor".
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from autograd_viz.core.trace._backward_events import BackwardEndEvent
 from autograd_viz.core.trace._event_base import TraceEvent
 from autograd_viz.core.trace._forward_events import HistoryBreakEvent, OpEvent
 from autograd_viz.core.trace._records import TensorInfo
+
+_GRAD_CALL = " grad"  # how `made` counts autograd.grad calls (no op has a space in its name)
 
 
 def made_by(op: str, count: int) -> str:
@@ -50,10 +55,20 @@ def display_names(
                 else:
                     made[e.op] = made.get(e.op, 0) + 1
                     names[tid] = made_by(e.op, made[e.op])
-        elif isinstance(e, BackwardEndEvent) and e.assigned:
-            for tid, name in zip(e.results, e.assigned, strict=False):
-                if tid is not None and name is not None:
-                    names.setdefault(tid, name)
+        elif isinstance(e, BackwardEndEvent) and e.results:
+            assigned = e.assigned or ()
+            unbound = []
+            for i, tid in enumerate(e.results):
+                if tid is None or tid in names:
+                    continue
+                if i < len(assigned) and assigned[i] is not None:
+                    names[tid] = assigned[i]
+                else:
+                    unbound.append((i, tid))
+            if unbound:  # the calls are numbered as ops' results are: `grad(…)[0]#2`
+                count = made[_GRAD_CALL] = made.get(_GRAD_CALL, 0) + 1
+                for i, tid in unbound:
+                    names[tid] = f"grad(…)[{i}]" + (f"#{count}" if count > 1 else "")
         elif isinstance(e, HistoryBreakEvent) and e.result and e.result not in names:
             names[e.result] = cut_name(names.get(e.tensor or "", e.tensor or "?"), e.how)
     return names
