@@ -667,3 +667,62 @@ def test_a_training_loop_of_module_calls_is_titled_by_its_for_statement(model: s
     folded = drawn_graph(run_source(code), None)
     loops = [info for info in folded.folding.info.values() if info.kind == LOOP]
     assert [(info.title, info.detail) for info in loops] == [("for step in range(3):", "×3")]
+
+
+MIXTURE = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(EXPERTS)])
+gate = nn.Linear(4, EXPERTS)
+opt = torch.optim.SGD(list(experts.parameters()) + list(gate.parameters()), lr=0.1)
+x = torch.randn(8, 4)
+for step in range(STEPS):
+    opt.zero_grad()
+    weights = torch.softmax(gate(x), dim=-1)
+    out = torch.zeros(8, 4)
+    for e in range(EXPERTS):
+        out = out + weights[:, e:e + 1] * experts[e](x)
+    loss = out.pow(2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_loop_inside_a_loop_folds_inside_each_pass_of_the_outer_one() -> None:
+    """A training loop over a mixture of experts: each pass's `for e in range(4)` drew its
+    four passes side by side; it is now a loop of its own, ×4, in every outer pass. An
+    RNN step's two matmuls on one line stay no loop."""
+    from autograd_viz.core.graph.fit_room import CELL_PX, _title_px
+
+    trace, _ = _run(MIXTURE, EXPERTS=4, STEPS=3)
+    drawn = drawn_graph(trace, None)
+    folds = drawn.folds
+    outer = [k for k, f in folds.items() if f.kind == LOOP and f.title.startswith("for step")]
+    assert len(outer) == 1 and folds[outer[0]].detail == "×3"
+    inner = sorted(k for k, f in folds.items() if f.kind == LOOP and f.title.startswith("for e"))
+    passes = folds[outer[0]].children
+    assert len(inner) == 3 and [folds[k].parent for k in inner] == list(passes)
+    assert all(folds[k].detail == "×4" for k in inner)
+    # Each inner pass runs one expert: its Linear's node and one of the outer pass's.
+    tree = drawn.folding.tree
+    for k in inner:
+        first, *_ = tree.groups[k].children
+        calls = [g for g in tree.walk(first) if tree.groups[g].path == "experts.0"]
+        assert len(calls) == 1
+    # The first look still opens on the outer passes as cards whose titles read (opening
+    # them drew the inner passes as 36 px cards reading `it…`): every card is wide enough
+    # for its title at the room's zoom, the picture being no wider than the room.
+    room_wide = 48.0
+    xs = [n.x for n in drawn.nodes.values()]
+    zoom = CELL_PX * room_wide / max(max(xs) - min(xs), 1.0)
+    for box, rect in drawn.boxes.items():
+        title = drawn.box_text[box][0]
+        assert (rect[2] - rect[0]) * max(zoom, CELL_PX) >= _title_px(title) - 1e-6, title
+    # Opening a pass shows its inner loop.
+    opened = drawn_graph(trace, drawn.collapsed - {outer[0], passes[0]}, folding=drawn.folding)
+    assert box_id(inner[0]) in opened.nodes or inner[0] in opened.frames
+    rnn, _ = _run(RNN, STEPS=40)
+    assert [f.title for f in drawn_graph(rnn, None).folds.values() if f.kind == LOOP] == [
+        "for t in range(40):"
+    ]

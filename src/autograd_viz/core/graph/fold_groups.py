@@ -28,6 +28,7 @@ class Group:
     period: int = 1  # a repeat's calls per repetition (`Linear, Tanh ×2` has 2)
     path: str | None = None  # the module path of a module call
     first_event: int = 0  # where it began in the trace's events (for order)
+    line: int = 0  # a loop's `for`/`while` line in the script (0: none known)
 
 
 @dataclass

@@ -21,9 +21,11 @@ from autograd_viz.core.trace import Trace
 
 
 def fold_repeats(
-    trace: Trace, groups: dict[str, Group], parts: dict[str, list[Part]], key: str
+    trace: Trace, groups: dict[str, Group], parts: dict[str, list[Part]], key: str, within: int = 0
 ) -> None:
-    """Turn runs of repeating parts of group `key` into loop or repeat groups (in place)."""
+    """Turn runs of repeating parts of group `key` into loop or repeat groups (in place).
+    `within`: the line of the loop statement `key` is an iteration of; a loop found in it
+    must be a statement inside that one (an RNN step's two matmuls are no loop)."""
     seq = parts[key]
     signatures = [p.signature for p in seq]
     out: list[Part] = []
@@ -54,7 +56,7 @@ def fold_repeats(
             i += 1
             continue
         period, reps = found
-        if not _is_loop(trace, groups, parts, seq[i : i + period * reps], reps):
+        if not _is_loop(trace, groups, parts, seq[i : i + period * reps], reps, within):
             out.append(seq[i])
             i += 1
             continue
@@ -98,6 +100,8 @@ def _make_fold(
         detail = f"×{reps}"
         kind = LOOP
     fold = Group(key, kind, title, detail, parent, count=reps, first_event=seq[0].event)
+    if loop is not None:
+        fold.line = loop.get("line", 0)
     if is_repeat:
         fold.period = period
     groups[key] = fold
@@ -141,13 +145,18 @@ def _is_loop(
     parts: dict[str, list[Part]],
     seq: list[Part],
     reps: int,
+    within: int = 0,
 ) -> bool:
     """Whether repeating parts are worth a fold: calls of distinct modules, each feeding
     the next (a repeat), ops inside a `for`/`while` of the script, or three repetitions or
-    more (a function called in a loop runs its own lines, not the loop's)."""
+    more (a function called in a loop runs its own lines, not the loop's). In a pass of
+    the loop on line `within`, only ops of a loop statement inside that one."""
     if _distinct_calls(groups, seq):
         return _is_repeat(trace, groups, parts, seq, reps)  # else heads side by side
-    if _enclosing_loop(trace, _lines_of(trace, parts, seq)) is not None:
+    loop = _enclosing_loop(trace, _lines_of(trace, parts, seq))
+    if within:
+        return loop is not None and loop.get("line", 0) > within
+    if loop is not None:
         return True
     return reps >= 3 and not _bound_apart(trace, seq, reps)
 

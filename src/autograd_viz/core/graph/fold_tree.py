@@ -68,12 +68,36 @@ def fold_tree(trace: Trace, g: nx.MultiDiGraph) -> FoldTree:
     drawn_ops = {m for m in made.values() if isinstance(m, int)}
     for key, members in parts.items():
         parts[key] = [p for p in members if p.op is None or p.op in drawn_ops]
-    for key in list(groups):
-        fold_repeats(trace, groups, parts, key)
+    _fold_all_repeats(trace, groups, parts)
     _assign(groups, parts, made, g, trace.index.tensors)
     tree = pruned(FoldTree(groups, {}), g)
     tree.made_by = {v: m for v, m in made.items() if isinstance(m, int)}
     return tree
+
+
+def _fold_all_repeats(trace: Trace, groups: dict[str, Group], parts: dict[str, list[Part]]) -> None:
+    """Folds the repeats of every group, and then of each loop's iterations: a loop
+    statement inside a loop (a training loop's `for e in range(4)` over a mixture's
+    experts) folds inside each pass of the outer one; its passes were drawn side by side.
+    The passes of one loop run the same parts, so where the first folds nothing, neither
+    does the rest (an RNN's 2,000 steps are not each looked through)."""
+    pending: list[tuple[str, int]] = [(key, 0) for key in groups]
+    for key, within in pending:  # in the order the groups were made, and those added
+        before = len(groups)
+        fold_repeats(trace, groups, parts, key, within)
+        for loop in list(groups)[before:]:
+            fold = groups[loop]
+            if fold.kind != LOOP or not fold.line or not fold.children:
+                continue
+            first, made = fold.children[0], len(groups)
+            fold_repeats(trace, groups, parts, first, fold.line)
+            if len(groups) > made:  # the rest of its passes, and what was made in the first
+                pending.extend((k, fold.line) for k in fold.children[1:])
+                pending.extend(
+                    (k, groups[groups[k].parent].line)
+                    for k in list(groups)[made:]
+                    if groups[k].kind == ITERATION
+                )
 
 
 def _depth(groups: dict[str, Group], key: str) -> int:

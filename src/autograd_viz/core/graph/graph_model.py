@@ -337,7 +337,7 @@ def _first_look(
         return _folded_graph(trace, folding, folding.default_folded(choices=choices))
     collapsed = folding.default_folded()
     layout = _placement(folding, collapsed)
-    open_fit = overflow(layout[-1], room)
+    open_fit = overflow(layout[-1], room, layout[4])
     if max(open_fit) > 1:
         # The deepest level whose folding fits; when none does (a small window), the
         # deepest near the best (fit_room.py). A fully open picture was worst of all: a
@@ -346,7 +346,7 @@ def _first_look(
         depths = [folding.info[k].depth for k in folding.info if k not in layout[3]]
         for depth in range(max(depths, default=0) - 1, -1, -1):
             narrower = _placement(folding, collapsed | folding.folded_at_depth(depth))
-            tried.append((narrower, overflow(narrower[-1], room)))
+            tried.append((narrower, overflow(narrower[-1], room, narrower[4])))
             if max(tried[-1][1]) <= 1:
                 break
         layout = nearest_fit(tried)
