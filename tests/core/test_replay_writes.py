@@ -525,3 +525,35 @@ def test_a_lazy_module_never_shows_the_leftover_numbers_of_its_empty_parameters(
     ]
     player.seek(captions.index(built[0]))
     assert player.value_at(weight).data == plain["lazy"].weight.tolist()
+
+
+def test_a_parametrizations_original_has_the_numbers_torch_wrote_into_it() -> None:
+    """`nn.utils.parametrize` writes `original` by `set_` from inside torch, which passed
+    through unrecorded: after registering (or assigning the weight) the replay kept its
+    numbers from before, beside steps that read the new ones."""
+    code = (
+        "import torch\nimport torch.nn.utils.parametrize as P\ntorch.manual_seed(0)\n"
+        "class Sym(torch.nn.Module):\n"
+        "    def forward(self, X):\n        return X.triu() + X.triu(1).T\n"
+        "    def right_inverse(self, A):\n        return A.triu()\n"
+        "lin = torch.nn.Linear(2, 2, bias=False)\nwith torch.no_grad():\n"
+        "    lin.weight.copy_(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))\n"
+        "P.register_parametrization(lin, 'weight', Sym())\n"  # line 12
+        "out = lin(torch.ones(1, 2))\n"
+        "lin.weight = torch.tensor([[1.0, 5.0], [5.0, 2.0]])\n"  # line 14
+        "out2 = lin(torch.ones(1, 2))\n"
+    )
+    plain, trace, player = _plain_and_forward(code, EVERYTHING)
+    original = trace.tensor_named("lin.parametrizations.weight.original").id
+    values = []
+    while player.step_forward():
+        value = player.value_at(original)
+        if value is not None and (not values or values[-1][1] != value.data):
+            values.append((player.current.line, value.data))
+    assert [data for _, data in values][-3:] == [
+        [[1.0, 2.0], [3.0, 4.0]],
+        [[1.0, 2.0], [0.0, 4.0]],  # right_inverse(W) on registering
+        [[1.0, 5.0], [0.0, 2.0]],  # and on assigning
+    ]
+    assert values[-1][1] == plain["lin"].parametrizations.weight.original.tolist()
+    assert values[-2][0] == 12 and values[-1][0] == 14

@@ -1,7 +1,10 @@
 """`Tensor.set_` swaps a tensor's memory for another's, and no TorchFunctionMode sees it
 (torch leaves it out of `__torch_function__`): while the user's code runs, a wrapper hands
 it to the tracer's dispatch like any in-place op, or the replay kept showing the old value.
-Calls from inside torch's own package (torch.load's rebuild) pass straight through."""
+Calls from inside torch's own package pass straight through when the tensor is one the run
+has not met (torch.load's rebuild of a new tensor); on one it has, they are recorded:
+`nn.utils.parametrize` writes a parametrization's `original` so, and the replay kept
+showing its value from before."""
 
 from __future__ import annotations
 
@@ -43,7 +46,11 @@ class TensorSetRecording:
 
         def set_(self: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             caller = sys._getframe(1).f_code.co_filename
-            if recording.quiet or recording.ended or caller.startswith(_TORCH_DIR):
+            if (
+                recording.quiet
+                or recording.ended
+                or (caller.startswith(_TORCH_DIR) and recording.registry.known_id(self) is None)
+            ):
                 return _TENSOR_SET(self, *args, **kwargs)
             with unseen():  # as inside __torch_function__: the recorder's reads unseen
                 return dispatch(_TENSOR_SET, (self, *args), kwargs)
