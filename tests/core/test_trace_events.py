@@ -13,6 +13,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import torch
 
 from autograd_viz.core.graph.graph_model import drawn_graph
 from autograd_viz.core.kernel.runner import run_source
@@ -300,3 +301,38 @@ def test_an_op_inside_a_custom_functions_forward_is_not_called_untracked() -> No
         " one SqBackward)" in captions
     )
     assert "line 14: mul(x) → q = [2.0, 4.0]  (no_grad: not tracked)" in captions[-1]
+
+
+def test_an_op_inside_a_custom_function_whose_result_no_variable_keeps_is_not_untracked() -> None:
+    """`Double.apply(x).sum()`: the Function's output is used, not kept, and its op was
+    captioned "(no_grad: not tracked) · autograd recorded nothing", while the backward pass
+    then ran DoubleBackward. Its node is read off the op that used it."""
+    from autograd_viz.core.playback.run_view import prepare_run
+    from autograd_viz.core.playback.step_text import NO_GRAD_MODE
+
+    code = (
+        "import torch\nclass Double(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        return x * 2\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        return g * 2\n"
+        "x = torch.ones(2, requires_grad=True)\ns = Double.apply(x).sum()\n"
+        "act = torch.nn.Tanh()\nact.register_full_backward_hook(lambda m, gi, go: None)\n"
+        "t = act(x).sum()\n"
+    )
+    x = torch.ones(2, requires_grad=True)
+    player = prepare_run(run_source(code)).player
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    (double,) = [c for c in captions if c.startswith("line 5: mul(x)")]
+    assert "recorded as one DoubleBackward" in double
+    assert NO_GRAD_MODE not in double
+    hooked = [c for c in captions if c.startswith("line 13: view_as(")]
+    assert len(hooked) == 2 and all("BackwardHookFunctionBackward" in c for c in hooked)
+    assert not [c for c in captions if NO_GRAD_MODE in c or "not tracked" in c], captions
+    # As torch has it: the sum's node sends to the Function's.
+    Double = type(
+        "Double",
+        (torch.autograd.Function,),
+        {"forward": staticmethod(lambda ctx, v: v * 2), "backward": staticmethod(lambda c, g: g)},
+    )
+    assert Double.apply(x).sum().grad_fn.next_functions[0][0].name() == "DoubleBackward"

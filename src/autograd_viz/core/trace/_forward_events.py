@@ -241,7 +241,10 @@ class OpEvent(TraceEvent):
         tensors, nodes = lookup.tensors, lookup.nodes
         for t in self.outputs:
             info = tensors.get(t)
-            node = nodes.get(info.grad_fn) if info is not None and info.grad_fn else None
+            if info is not None:
+                node = nodes.get(info.grad_fn) if info.grad_fn else None
+            else:  # used, not kept (`Double.apply(x).sum()`): the node its user was sent to
+                node = nodes.get(_node_behind(lookup, t) or "")
             if node is not None and node.name.endswith("Backward"):
                 return node.name
         return None
@@ -363,3 +366,25 @@ class HistoryBreakEvent(TraceEvent):
             if name not in (cut, self.result):
                 result = f" → {name} = {show_value(self.result_value)}"
         return f"{self.where}{cut}{result} — the result has no autograd history"
+
+
+def _node_behind(lookup: Lookup, tensor_id: str) -> str | None:
+    """The node autograd put behind a tensor no variable kept, read off the first op that
+    used it with grad on: that op's node sends the gradient for each tensor input to the
+    node in the same slot of its `next` (None for a bare lookup, which has no events)."""
+    of_tensor = getattr(lookup, "of_tensor", None)
+    if of_tensor is None:
+        return None
+    for position in of_tensor(tensor_id):
+        e = lookup.event(position)  # type: ignore[attr-defined]
+        if not isinstance(e, OpEvent) or tensor_id not in e.inputs or not any(e.grad_fn):
+            continue
+        node = lookup.nodes.get(e.grad_fn[0] or "")
+        if node is None:
+            continue
+        slot = e.inputs.index(tensor_id)
+        for target, at in zip(node.next, node.next_input or range(len(node.next)), strict=False):
+            if at == slot:
+                return target
+        return None
+    return None
