@@ -68,9 +68,12 @@ def fitted_range(
     xs = [n.x for n in graph.nodes.values()]
     ys = [n.y for n in graph.nodes.values()]
     # A folded picture's frames and boxes reach past its nodes: their corners count too.
-    for left, bottom, right, top in (*graph.frames.values(), *graph.boxes.values()):
+    for left, bottom, right, top in graph.frames.values():
         xs += [left + 0.4, right - 0.4]
         ys += [bottom + 0.3, top - 0.3]
+    for left, bottom, right, top in graph.boxes.values():  # whole: a card's title is at its top
+        xs += [left, right]
+        ys += [bottom, top]
     for points in graph.routes.values():  # an edge drawn around marks, above or below them
         ys += [y for _, y in points]
 
