@@ -341,3 +341,35 @@ def test_a_tensor_torch_detaches_for_the_user_is_named_by_the_users_variable() -
     captions = _captions(code)
     assert any(c.startswith("line 4: sin(x.detach()) → sin(…) = [") for c in captions)
     assert not [c for c in captions if re.search(r"\(t2\b|\bt2\)", c)]
+
+
+def test_a_gradient_taken_for_a_non_leaf_is_returned_for_it_not_sent_to_its_node() -> None:
+    """`torch.autograd.grad(y, h)` for a non-leaf h: the caption said PowBackward0 sent
+    the gradient "→ MulBackward0", a node torch never runs there (its hook never fires).
+    With `y.backward(inputs=[h])` torch runs h's node's hooks, and it sends nothing on."""
+    captured = _captions(
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\nh = x * 2\n"
+        "y = (h ** 2).sum()\ngh, = torch.autograd.grad(y, h)\n"
+    )
+    assert "PowBackward0: [4.0, 8.0] → returned for h" in captured
+    ran = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    h.grad_fn.register_hook(lambda *_: ran.append(True))
+    torch.autograd.grad((h**2).sum(), h)
+    assert not ran  # torch's own word: the node never ran
+    kept = _captions(
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\nh = x * 2\n"
+        "h.retain_grad()\ny = (h ** 2).sum()\ny.backward(inputs=[h])\n"
+    )
+    assert "PowBackward0: [4.0, 8.0] → MulBackward0" in kept
+    assert (
+        "MulBackward0: receives [4.0, 8.0] for h; the pass stops at h, so it sends nothing on"
+        in kept
+    )
+    # A plain backward still names the node the gradient goes to.
+    plain = _captions(
+        "import torch\nx = torch.tensor([1.0, 2.0], requires_grad=True)\nh = x * 2\n"
+        "(h ** 2).sum().backward()\n"
+    )
+    assert "PowBackward0: [4.0, 8.0] → MulBackward0" in plain

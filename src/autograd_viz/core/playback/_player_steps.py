@@ -227,14 +227,21 @@ class _Captions:
         passes = index.positions("backward")
         after = bisect_right(passes, position)
         end = passes[after] if after < len(passes) else len(index.events)
+        opening = index.event(passes[after - 1]) if after else None
+        grad_call = getattr(opening, "call", "").startswith("torch.autograd.grad")
         skipped = set()
         for _, target, _ in e.sent(index):
             node = index.nodes.get(target)
-            if node is None or not node.variable:
+            if node is None:
+                continue
+            # A leaf's AccumulateGrad that never wrote; or, for `torch.autograd.grad(y, h)`
+            # of a non-leaf h, h's node, which never ran: the gradient was taken for h
+            # (the caption read "→ MulBackward0").
+            kind = "accumulate" if node.variable else "node"
+            if not node.variable and not (grad_call and node.tensor):
                 continue
             if not any(
-                position < p < end and index.event(p).kind == "accumulate"
-                for p in index.of_node(target)
+                position < p < end and index.event(p).kind == kind for p in index.of_node(target)
             ):
                 skipped.add(target)
         return skipped

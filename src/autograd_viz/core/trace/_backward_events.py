@@ -260,6 +260,15 @@ class NodeEvent(TraceEvent):
             node = lookup.nodes.get(self.node)
             leaf = node.variable if node is not None else None  # an AccumulateGrad's
             whose = f" for {tensor_name(lookup, leaf)}.grad" if leaf else ""
+            made = node.tensor if node is not None and not leaf else None
+            if made and self.grads_out and not any(self.grads_out):
+                # `y.backward(inputs=[h])` for a non-leaf h: torch runs its node's hooks,
+                # and the node sends nothing on (the caption read as if it computed).
+                h = tensor_name(lookup, made)
+                return (
+                    f"{self.name}: receives {show_value(incoming)} for {h}; the pass stops"
+                    f" at {h}, so it sends nothing on"
+                )
             return f"{self.name}: receives {show_value(incoming)}{whose}"
         return f"{name}: " + ";  ".join(parts)
 
@@ -310,6 +319,8 @@ def _target_name(lookup: Lookup, node_id: str, returned: bool = False) -> str:
     if node.variable:
         name = tensor_name(lookup, node.variable)
         return f"returned for {name}" if returned else f"{name}.grad"
+    if returned and node.tensor:  # a non-leaf's: the pass stopped at it, its node never ran
+        return f"returned for {tensor_name(lookup, node.tensor)}"
     return node.name
 
 
