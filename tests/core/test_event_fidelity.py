@@ -373,10 +373,28 @@ class _Reference(TorchFunctionMode):
             return result
 
         torch.nn.Parameter.__new__ = staticmethod(recorded)
+        self._set = torch.Tensor.__dict__.get("set_")
+        tensor_set = torch.Tensor.set_
+
+        def set_(t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            """`Tensor.set_`, which no mode sees: the tracer records it as an op `set`,
+            the script's and torch's own on tensors the run has met (parametrize's
+            writes of `original`); these cases load nothing, so every call counts."""
+            result = tensor_set(t, *args, **kwargs)
+            if not self.quiet:
+                with torch._C.DisableTorchFunction():
+                    self.ops.append(("set", [_clone(t)]))
+            return result
+
+        torch.Tensor.set_ = set_
 
     def stop(self) -> None:
         """Stop recording (what `start` installed is removed)."""
         torch.nn.Parameter.__new__ = self._parameter_new
+        if self._set is None:
+            del torch.Tensor.set_
+        else:
+            torch.Tensor.set_ = self._set
         self.__exit__(None, None, None)
         threading.setprofile(None)
         for h in self._step_hooks:

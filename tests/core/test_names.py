@@ -373,3 +373,27 @@ def test_a_gradient_taken_for_a_non_leaf_is_returned_for_it_not_sent_to_its_node
         "(h ** 2).sum().backward()\n"
     )
     assert "PowBackward0: [4.0, 8.0] → MulBackward0" in plain
+
+
+def test_what_a_torch_module_returns_is_named_on_every_pass_of_a_loop() -> None:
+    """`pred = model(x)` in a training loop read `linear(…)` and `sub(linear(…))` on each
+    pass but the last: the op ran in torch's `nn.Linear.forward`, and only the variables
+    at the end named it. So did a user Net's `return self.fc(x)` and a distribution's
+    `rsample()`. What torch's own code returns as it is gets the caller's name."""
+    code = (
+        "import torch\nfrom torch.distributions import Normal\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Linear(1, 1)\n"
+        "class Net(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = torch.nn.Linear(1, 1)\n"
+        "    def forward(self, x):\n        return self.fc(x)\n"
+        "net = Net()\nx = torch.tensor([[1.0], [2.0]])\nmu = torch.zeros(2, requires_grad=True)\n"
+        "for epoch in range(2):\n    pred = model(x)\n    out = net(x)\n"
+        "    z = Normal(mu, 1.0).rsample()\n"
+        "    loss = ((pred - 1) ** 2).mean() + out.sum() + z.sum()\n"
+    )
+    captions = _captions(code, FORWARD)
+    assert len([c for c in captions if c.startswith("line 15: linear(") and "→ pred" in c]) == 2
+    assert len([c for c in captions if c.startswith("line 10: linear(") and "→ out" in c]) == 2
+    assert len([c for c in captions if "sub(pred)" in c]) == 2
+    assert len([c for c in captions if "→ z = " in c]) == 2
+    assert not [c for c in captions if "linear(…)" in c], captions

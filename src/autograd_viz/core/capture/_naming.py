@@ -122,8 +122,15 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
     for _ in range(_MAX_RETURNS):
         while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
             frame = frame.f_back
-        if frame is None or frame.f_code.co_filename != filename:
+        if frame is None:
             return None
+        if frame.f_code.co_filename != filename:
+            # Torch's own code that returns the op's result as it is (`nn.Linear.forward`'s
+            # `return F.linear(…)`, `Normal.rsample`'s `return loc + eps * scale`): what
+            # the caller binds it to. `pred = model(x)` in a loop was named on its last
+            # pass only, from the namespace at the end.
+            frame = _returned_by_torch(frame)
+            continue
         code, here = frame.f_code, frame.f_lasti
         stores = _stores(code)
         name = stores.get(here)
@@ -132,12 +139,29 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
             name = stores.get(here)
         if name is not None or here not in _returns(code):
             return name
-        frame = frame.f_back  # `return <the op>`: what the caller binds it to
-        while frame is not None and frame.f_code.co_filename == _MODULE_FILE:
-            if frame.f_code.co_name not in _MODULE_CALLS:
-                return None
-            frame = frame.f_back
+        frame = _caller_of_return(frame)  # `return <the op>`: what the caller binds it to
     return None
+
+
+def _returned_by_torch(frame: FrameType) -> FrameType | None:
+    """For a frame of torch's own (outside nn.Module's call machinery) paused on a call
+    whose result it returns straight away, the frame it returns to; else None."""
+    code = frame.f_code
+    if not code.co_filename.startswith(_TORCH_DIR) or code.co_filename == _MODULE_FILE:
+        return None
+    if _instruction_at(code, frame.f_lasti) not in _returns(code):
+        return None
+    return _caller_of_return(frame)
+
+
+def _caller_of_return(frame: FrameType) -> FrameType | None:
+    """The frame a `return` in `frame` hands its value to, through nn.Module.__call__."""
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_filename == _MODULE_FILE:
+        if caller.f_code.co_name not in _MODULE_CALLS:
+            return None
+        caller = caller.f_back
+    return caller
 
 
 def _instruction_at(code: CodeType, offset: int) -> int:
