@@ -336,3 +336,29 @@ def test_an_op_inside_a_custom_function_whose_result_no_variable_keeps_is_not_un
         {"forward": staticmethod(lambda ctx, v: v * 2), "backward": staticmethod(lambda c, g: g)},
     )
     assert Double.apply(x).sum().grad_fn.next_functions[0][0].name() == "DoubleBackward"
+
+
+def test_a_step_that_changed_nothing_does_not_say_it_changed_the_weight() -> None:
+    """A zero gradient (here a loss times 0): "SGD.step() changed w: [1.0, -1.0] →
+    [1.0, -1.0]" claimed a change torch did not make."""
+    from autograd_viz.core.playback.run_view import prepare_run
+
+    code = (
+        "import torch\nw = torch.nn.Parameter(torch.tensor([1.0, -1.0]))\n"
+        "v = torch.nn.Parameter(torch.tensor([2.0]))\n"
+        "opt = torch.optim.SGD([w, v], lr=0.1)\nloss = (w.sum() * 0) + (v * 3).sum()\n"
+        "loss.backward()\nopt.step()\n"
+    )
+    w = torch.nn.Parameter(torch.tensor([1.0, -1.0]))
+    v = torch.nn.Parameter(torch.tensor([2.0]))
+    opt = torch.optim.SGD([w, v], lr=0.1)
+    ((w.sum() * 0) + (v * 3).sum()).backward()
+    opt.step()
+    assert w.tolist() == [1.0, -1.0]
+    player = prepare_run(run_source(code)).player
+    player.set_mode("all")
+    captions = []
+    while player.step_forward():
+        captions.append(player.current.caption)
+    assert "line 7: SGD.step() left w as it was: [1.0, -1.0]" in captions
+    assert f"line 7: SGD.step() changed v: [2.0] → [{v.item():.1f}]" in captions

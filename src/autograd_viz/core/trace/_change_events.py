@@ -145,4 +145,15 @@ class ParamUpdateEvent(ChangeEvent):
             if self.written
             else ""
         )
-        return f"{self.where}{self.how} changed {tensor_name(lookup, self.tensor)}: {change}{also}"
+        name = tensor_name(lookup, self.tensor)
+        before, after = self.before, self.after
+        if (
+            not self.uninitialised
+            and before is not None
+            and after is not None
+            and before.data is not None
+            and before.shape == after.shape
+            and before.data == after.data
+        ):  # a step of zero (a dead ReLU's weights): "changed w: A → A" said otherwise
+            return f"{self.where}{self.how} left {name} as it was: {show_value(after)}{also}"
+        return f"{self.where}{self.how} changed {name}: {change}{also}"
