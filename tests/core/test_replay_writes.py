@@ -557,3 +557,15 @@ def test_a_parametrizations_original_has_the_numbers_torch_wrote_into_it() -> No
     ]
     assert values[-1][1] == plain["lin"].parametrizations.weight.original.tolist()
     assert values[-2][0] == 12 and values[-1][0] == 14
+
+
+def test_an_empty_tensor_with_no_elements_is_not_called_uninitialised() -> None:
+    """`torch.empty(0, 2)` (a KV cache before its first append) has no numbers to be left
+    over: it read "keys = uninitialised"; it is [0×2]."""
+    captions = _captions(
+        "import torch\nkeys = torch.empty(0, 2)\nW = torch.ones(2, 2, requires_grad=True)\n"
+        "keys = torch.cat([keys, W])\n",
+        EVERYTHING,
+    )
+    assert captions[0].startswith("line 2: empty() → keys = [0×2]")
+    assert torch.empty(0, 2).numel() == 0

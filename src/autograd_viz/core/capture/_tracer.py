@@ -308,7 +308,12 @@ class Tracer:
         # input first seen here (`x * x.grad`) has one only from now on.
         grad_fns = [node_id(fn) for fn in fns]
         op = name.strip("_") or name
-        unwritten = op in _UNINITIALISED and not inplace and "out" not in kwargs
+        unwritten = (  # `empty(0, 2)` holds no numbers to be left over: its value is [0×2]
+            op in _UNINITIALISED
+            and not inplace
+            and "out" not in kwargs
+            and any(t.numel() for t in outputs)
+        )
         value = rec.value
         caller = sys._getframe(3)
         event = {
