@@ -397,3 +397,25 @@ def test_what_a_torch_module_returns_is_named_on_every_pass_of_a_loop() -> None:
     assert len([c for c in captions if "sub(pred)" in c]) == 2
     assert len([c for c in captions if "→ z = " in c]) == 2
     assert not [c for c in captions if "linear(…)" in c], captions
+
+
+def test_the_pieces_a_for_loop_walks_are_named_by_its_variable_in_every_pass() -> None:
+    """`for row in X:` runs `unbind`, `for xb in X.split(2):` runs `split`: each pass's
+    piece read `unbind(…)` / `split(…)` but the last's (`mul(split(…), W)`)."""
+    code = (
+        "import torch\nW = torch.ones(2, requires_grad=True)\n"
+        "for row in torch.tensor([[1.0, 2.0], [3.0, 4.0]]):\n    y = row * W\n"
+        "for xb in torch.arange(4.0).split(2):\n    z = xb * W\n"
+        "a, b = torch.arange(4.0).split(2)\n"
+    )
+    captions = _captions(code)
+    assert "line 3: unbind(tensor(…)) → row, pass by pass: [1.0, 2.0], [3.0, 4.0]" in captions
+    assert "line 5: split(arange(…)) → xb, pass by pass: [0.0, 1.0], [2.0, 3.0]" in captions
+    assert [c for c in captions if c.startswith("line 4: ")] == [
+        "line 4: mul(row, W) → y = [1.0, 2.0]",
+        "line 4: mul(row, W) → y = [3.0, 4.0]",
+    ]
+    assert [c.split(" → ")[0] for c in captions if c.startswith("line 6: ")] == 2 * [
+        "line 6: mul(xb, W)"
+    ]
+    assert not [c for c in captions if c.startswith("line 7: ") and "pass by pass" in c]

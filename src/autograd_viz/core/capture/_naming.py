@@ -143,6 +143,23 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
     return None
 
 
+def iterated_name(frame: FrameType | None, filename: str) -> str | None:
+    """The variable a `for` statement binds this op's results to in turn, when the op
+    made what the loop walks (`for row in X:` runs `unbind`, `for xb in X.split(32):` runs
+    `split`); else None. Each pass's `row` read `unbind(…)` but the last's."""
+    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_filename != filename:
+        return None
+    after = _instructions_after(frame.f_code, _instruction_at(frame.f_code, frame.f_lasti))
+    if after and after[0].opname == "GET_ITER":  # `X.split(32)` made the pieces: next the
+        after = after[1:]  # loop asks them for an iterator, which `for row in X` just did
+    if len(after) < 2 or after[0].opname != "FOR_ITER" or after[1].opname not in _STORES:
+        return None
+    target = after[1].argval
+    return target if isinstance(target, str) else None
+
+
 def _returned_by_torch(frame: FrameType) -> FrameType | None:
     """For a frame of torch's own (outside nn.Module's call machinery) paused on a call
     whose result it returns straight away, the frame it returns to; else None."""

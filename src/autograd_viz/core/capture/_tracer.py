@@ -34,7 +34,7 @@ from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._first_met import first_met, foreign_inputs
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
-from autograd_viz.core.capture._naming import assigned_name, building_statement
+from autograd_viz.core.capture._naming import assigned_name, building_statement, iterated_name
 from autograd_viz.core.capture._parameter_new import ParameterRecording
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
@@ -351,6 +351,8 @@ class Tracer:
                 event["assigned"] = bound
                 if not outputs[0].requires_grad:  # drawn where it feeds the graph
                     registry.kept_constant(outputs[0], event["outputs"][0], event["values"][0])
+        elif outputs and not inplace and (bound := iterated_name(caller, rec.filename)):
+            event["assigned"] = bound  # `for row in X:`: each output is `row` in its pass
         building = building_statement(caller, rec.filename, self._base_frame)
         if building is not None:
             event["construction"] = building

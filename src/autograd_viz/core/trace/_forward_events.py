@@ -55,6 +55,9 @@ class CompiledCall:
         }
 
 
+_PASSES_SHOWN = 4  # a `for` loop's pieces a caption shows before "… (N in all)"
+
+
 @dataclass(frozen=True, slots=True)
 class OpEvent(TraceEvent):
     """A torch function, tensor method or operator returned a tensor.
@@ -213,12 +216,20 @@ class OpEvent(TraceEvent):
         return (*self.outputs, *made, *inside, *joined, *owners, *written, *updated)
 
     def caption(self, lookup: Lookup) -> str:
-        """`line 6: mul(w, x) → y = 6.0`."""
-        outs = ", ".join(
-            f"{tensor_name(lookup, t)} = "
-            + (UNINITIALISED if self.uninitialised else show_value(v))
+        """`line 6: mul(w, x) → y = 6.0`; `unbind(X) → row, pass by pass: [1.0, 2.0],
+        [3.0, 4.0]` for what a `for` loop walks."""
+        shown = [
+            (tensor_name(lookup, t), UNINITIALISED if self.uninitialised else show_value(v))
             for t, v in zip(self.outputs, self.values, strict=False)
-        )
+        ]
+        if len(shown) > 1 and self.assigned and {n for n, _ in shown} == {self.assigned}:
+            more = f", … ({len(shown)} in all)" if len(shown) > _PASSES_SHOWN else ""
+            outs = f"{self.assigned}, pass by pass: " + ", ".join(
+                v for _, v in shown[:_PASSES_SHOWN]
+            )
+            outs += more
+        else:
+            outs = ", ".join(f"{n} = {v}" for n, v in shown)
         args = ", ".join(tensor_name(lookup, t) for t in self.inputs)
         if self.op == "requires_grad" and self.constants:  # which way: on or off
             args += f", {self.constants[0]}"

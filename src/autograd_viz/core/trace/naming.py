@@ -50,7 +50,7 @@ def display_names(
             for tid in e.outputs:
                 if tid in names:
                     continue
-                if e.assigned and len(e.outputs) == 1:
+                if e.assigned:  # several: a `for` loop's variable, each in its pass
                     names[tid] = e.assigned
                 else:
                     made[e.op] = made.get(e.op, 0) + 1
