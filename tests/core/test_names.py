@@ -419,3 +419,15 @@ def test_the_pieces_a_for_loop_walks_are_named_by_its_variable_in_every_pass() -
         "line 6: mul(xb, W)"
     ]
     assert not [c for c in captions if c.startswith("line 7: ") and "pass by pass" in c]
+
+
+def test_a_gradient_a_module_hook_gets_in_its_tuple_is_named_by_its_place_there() -> None:
+    # `grad_output[0] * 10` in a full backward pre-hook read `mul(t9)`.
+    captions = _captions(
+        "import torch\nlin = torch.nn.Linear(2, 2)\n"
+        "lin.register_full_backward_pre_hook(lambda m, grad_output: (grad_output[0] * 10,))\n"
+        "x = torch.ones(1, 2, requires_grad=True)\nlin(x).sum().backward()\n"
+    )
+    hooked = [c for c in captions if c.startswith("line 3: mul(")]
+    assert hooked and hooked[0].startswith("line 3: mul(grad_output[0]) → ")
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions

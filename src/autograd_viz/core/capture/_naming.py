@@ -213,16 +213,25 @@ def _returns(code: CodeType) -> frozenset[int]:
 def local_names(frame: FrameType | None, filename: str, tensors: dict[str, Any]) -> dict[str, str]:
     """The user's local variables holding these tensors (id -> tensor) in the frame that
     called the op, id -> variable: `g` for the gradient a custom backward or a hook was
-    handed (`return g * b`), which no event had named."""
+    handed (`return g * b`), which no event had named; `grad_output[0]` for one held in
+    a local tuple or list (a module backward hook's)."""
     while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
         frame = frame.f_back
     if frame is None or frame.f_code.co_filename != filename:
         return {}
     found: dict[str, str] = {}
     for name, value in frame.f_locals.items():
-        for tid, t in tensors.items():
-            if value is t and tid not in found and not name.startswith("_"):
-                found[tid] = name
+        if name.startswith("_"):
+            continue
+        if isinstance(value, (tuple, list)) and len(value) <= _TUPLE_NAMES:
+            # A hook's `grad_output` tuple: `grad_output[0] * 10` read `mul(t9)`.
+            held = [(f"{name}[{i}]", item) for i, item in enumerate(value)]
+        else:
+            held = [(name, value)]
+        for label, item in held:
+            for tid, t in tensors.items():
+                if item is t and tid not in found:
+                    found[tid] = label
     return found
 
 
