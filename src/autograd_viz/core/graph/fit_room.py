@@ -19,7 +19,7 @@ Layout = TypeVar("Layout")
 # tensors), a title's letter CHAR_PX, a card pads its text by CARD_PAD_PX, and the title's
 # longest word (broken once past LONG_WORD letters, as the card breaks it) must show at
 # least READ_LETTERS letters (a middle card's `iteratio|ns 2–29` reads; `it…` does not).
-CELL_PX, CHAR_PX, CARD_PAD_PX, LONG_WORD, READ_LETTERS = 18.0, 8.5, 12.0, 10, 5
+CELL_PX, CHAR_PX, CARD_PAD_PX, LONG_WORD, READ_LETTERS = 18.0, 8.5, 12.0, 10, 4
 
 
 def overflow(
