@@ -397,6 +397,15 @@ def test_what_a_torch_module_returns_is_named_on_every_pass_of_a_loop() -> None:
     assert len([c for c in captions if "sub(pred)" in c]) == 2
     assert len([c for c in captions if "→ z = " in c]) == 2
     assert not [c for c in captions if "linear(…)" in c], captions
+    # An nn.Sequential returns what its last module returned.
+    seq = _captions(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "net = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 1)))\n"
+        "for step in range(2):\n    pred = net(torch.ones(1, 2))\n",
+        FORWARD,
+    )
+    assert len([c for c in seq if c.startswith("line 6: linear(relu(…)") and "→ pred" in c]) == 2
+    assert len([c for c in seq if "relu(" in c and "→ relu(…)" in c]) == 2  # not the last
 
 
 def test_the_pieces_a_for_loop_walks_are_named_by_its_variable_in_every_pass() -> None:

@@ -47,6 +47,7 @@ _MAX_RETURNS = 6  # user functions a result may be returned through and still be
 # that called the module (`out = model(x)`).
 _MODULE_CALLS = frozenset({"_call_impl", "_wrapped_call_impl", "inner"})
 _MODULE_FILE = os.path.join(_TORCH_DIR + "nn", "modules", "module.py")
+_SEQUENTIAL_FORWARD = torch.nn.Sequential.forward.__code__
 
 
 def _stores(code: CodeType) -> dict[int, str]:
@@ -162,13 +163,24 @@ def iterated_name(frame: FrameType | None, filename: str) -> str | None:
 
 def _returned_by_torch(frame: FrameType) -> FrameType | None:
     """For a frame of torch's own (outside nn.Module's call machinery) paused on a call
-    whose result it returns straight away, the frame it returns to; else None."""
+    whose result it returns straight away, the frame it returns to; else None. An
+    `nn.Sequential` returns what its last module returned (`pred = net(x)`)."""
     code = frame.f_code
     if not code.co_filename.startswith(_TORCH_DIR) or code.co_filename == _MODULE_FILE:
         return None
-    if _instruction_at(code, frame.f_lasti) not in _returns(code):
+    if _instruction_at(code, frame.f_lasti) not in _returns(code) and not _last_in_sequence(frame):
         return None
     return _caller_of_return(frame)
+
+
+def _last_in_sequence(frame: FrameType) -> bool:
+    """Whether `frame` is `nn.Sequential.forward` calling its last module, whose result
+    it stores and then returns (`for module in self: input = module(input)`)."""
+    if frame.f_code is not _SEQUENTIAL_FORWARD:
+        return False
+    here = frame.f_locals
+    sequence, module = here.get("self"), here.get("module")
+    return module is not None and len(sequence) > 0 and sequence[-1] is module
 
 
 def _caller_of_return(frame: FrameType) -> FrameType | None:
