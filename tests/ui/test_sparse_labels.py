@@ -5,6 +5,7 @@ named tensors keep their names where they clear every mark and lie inside the vi
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QImage
 
@@ -128,3 +129,50 @@ def test_a_column_of_weights_is_named_in_full_left_of_its_marks(qtbot) -> None:
         assert view.contains(rect), text
     for i, a in enumerate(painter.text_rects):
         assert not any(a.intersects(b) for b in painter.text_rects[i + 1 :])
+
+
+MIXTURE = """import torch
+import torch.nn as nn
+torch.manual_seed(0)
+experts = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+gate = nn.Linear(4, 4)
+opt = torch.optim.SGD(list(experts.parameters()) + list(gate.parameters()), lr=0.1)
+x = torch.randn(8, 4)
+for step in range(3):
+    opt.zero_grad()
+    weights = torch.softmax(gate(x), dim=-1)
+    out = torch.zeros(8, 4)
+    for e in range(4):
+        out = out + weights[:, e:e + 1] * experts[e](x)
+    loss = out.pow(2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("size", [(876, 440), (870, 460), (1000, 520)])
+def test_no_name_is_printed_over_a_card(qtbot, size) -> None:
+    """A training loop over a mixture of experts: the last pass's `weights` was written
+    across its folded `for e in range(4)` card, over the card's own `×4` (a name alone
+    could cross a mark, and a card counted as one)."""
+    from PySide6.QtGui import QTransform
+
+    from autograd_viz.ui.graph._fold_painting import screen_rect
+
+    canvas = _canvas(qtbot, size)
+    _show(qtbot, canvas, MIXTURE)
+    canvas.grab()
+    assert canvas.graph.boxes  # the inner loops are cards
+    corner = canvas.viewport().pos()
+    transform = canvas._overlay.deviceTransform(canvas.viewportTransform())
+    transform *= QTransform.fromTranslate(corner.x(), corner.y())
+    image = QImage(canvas.size(), QImage.Format.Format_ARGB32)
+    painter = _Texts(image)
+    screen = {k: QPointF(canvas.widget_position(k)) for k in canvas.graph.nodes}
+    canvas._overlay._paint_labels(painter, screen, transform)  # as the canvas paints them
+    painter.end()
+    cards = [screen_rect(transform, r) for r in canvas.graph.boxes.values()]
+    assert painter.text_rects
+    for text, rect in zip(painter.texts, painter.text_rects, strict=True):
+        inner = rect.adjusted(1, 1, -1, -1)  # as drawn, a pixel wider than as placed
+        assert not any(inner.intersects(card) for card in cards), text

@@ -243,6 +243,11 @@ class LabelPainting:
         placer = LabelPlacer(marks)
         for rect in self.covered() if transform is not None else ():
             placer.take("covered", transform.mapRect(rect))  # not even a name alone goes there
+        # Nor over a card, whose text a name would print over (`weights` across a folded
+        # loop's `×4`): the layout's rectangles, where they are known.
+        for key, rect in marks:
+            if key in self._graph.boxes:
+                placer.take(key, rect)
         # A framed node's label stays inside its innermost frame, moved along its row if
         # it would hang over the border (`weight` under a layer's first weight).
         frame_of = self._frame_of() if transform is not None else {}
