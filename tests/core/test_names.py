@@ -440,3 +440,18 @@ def test_a_gradient_a_module_hook_gets_in_its_tuple_is_named_by_its_place_there(
     hooked = [c for c in captions if c.startswith("line 3: mul(")]
     assert hooked and hooked[0].startswith("line 3: mul(grad_output[0]) → ")
     assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+
+
+def test_the_partial_sums_of_the_builtin_sum_are_not_given_the_lines_variable() -> None:
+    """`penalty = sum([a * 1, b * 1, c * 1])`: torch makes three tensors, a + b, then
+    + c (Python's sum adds them one by one); each read `→ penalty`, as if one tensor
+    were added to in place. A method called `sum` keeps its name."""
+    code = (
+        "import torch\na = torch.tensor(1.0, requires_grad=True)\n"
+        "b = torch.tensor(2.0, requires_grad=True)\nc = torch.tensor(4.0, requires_grad=True)\n"
+        "penalty = sum([a * 1, b * 1, c * 1])\ntotal = torch.stack([a, b]).sum()\n"
+    )
+    captions = _captions(code)
+    added = [c for c in captions if c.startswith("line 5: add(")]
+    assert [c.endswith("→ penalty = 7.0") for c in added] == [False, False, True]
+    assert any(c.startswith("line 6: sum(") and "→ total = 3.0" in c for c in captions)

@@ -39,6 +39,7 @@ _COPY_FILE = copy.__file__
 # Per code object: call offset -> the name the next instruction stores into.
 _stores_after: dict[CodeType, dict[int, str]] = {}
 _returns_after: dict[CodeType, frozenset[int]] = {}  # offsets a `return` follows
+_sums: dict[CodeType, frozenset[int]] = {}  # offsets of calls of the builtin `sum`
 _starts: dict[CodeType, list[int]] = {}  # each instruction's offset, caches left out
 _listed_instructions: dict[CodeType, list[dis.Instruction]] = {}  # per code object
 _TUPLE_NAMES = 64  # `grads = torch.autograd.grad(loss, params)`: grads[0] … grads[63]
@@ -138,6 +139,8 @@ def assigned_name(frame: FrameType | None, filename: str) -> str | None:
         if name is None:  # paused in a Python call (`F.relu`), it stands on its caches
             here = _instruction_at(code, here)
             name = stores.get(here)
+        if name is not None and here in _summing_calls(code):
+            return None  # `penalty = sum([a, b, c])`: a partial sum, not what it stores
         if name is not None or here not in _returns(code):
             return name
         frame = _caller_of_return(frame)  # `return <the op>`: what the caller binds it to
@@ -191,6 +194,57 @@ def _caller_of_return(frame: FrameType) -> FrameType | None:
             return None
         caller = caller.f_back
     return caller
+
+
+def _summing_calls(code: CodeType) -> frozenset[int]:
+    """The offsets of the calls of the builtin `sum` (a name loaded as a global, not a
+    method): the tensor additions it makes inside are partial sums (`sum([a, b, c])`
+    runs a + b, then + c), which the line's variable never holds."""
+    found = _sums.get(code)
+    if found is None:
+        instructions = list(dis.get_instructions(code))
+        found = frozenset(
+            ins.offset
+            for p, ins in enumerate(instructions)
+            if ins.opname.startswith("CALL")
+            and (callee := _callee(instructions, p)) is not None
+            and callee.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+            and callee.argval == "sum"
+        )
+        if len(_sums) > 10_000:
+            _sums.clear()
+        _sums[code] = found
+    return found
+
+
+def _callee(instructions: list[dis.Instruction], p: int) -> dis.Instruction | None:
+    """The instruction that loaded what the call at `p` calls: the last one before it to
+    leave the stack as deep as it stands under the call's arguments (straight-line code;
+    None where a branch or an unknown opcode is in the way)."""
+    call = instructions[p]
+    if not isinstance(call.arg, int):
+        return None
+    while p and instructions[p - 1].opname in ("PRECALL", "KW_NAMES"):
+        p -= 1  # (3.11) PRECALL's stack effect already counts the call's
+    depth, after = 0, []
+    for ins in instructions[:p]:
+        try:
+            depth += dis.stack_effect(ins.opcode, ins.arg, jump=False)
+        except ValueError:
+            return None
+        after.append(depth)
+    if not after:
+        return None
+    level = after[-1] - call.arg  # the callable, under its `arg` arguments
+    for i in range(p - 1, -1, -1):
+        ins = instructions[i]
+        if ins.opname.startswith(("JUMP", "POP_JUMP", "FOR_ITER")):
+            return None
+        if after[i] == level:
+            return ins
+        if after[i] < level:
+            return None
+    return None
 
 
 def _instruction_at(code: CodeType, offset: int) -> int:

@@ -34,7 +34,11 @@ from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
 from autograd_viz.core.capture._first_met import first_met, foreign_inputs
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
-from autograd_viz.core.capture._naming import assigned_name, building_statement, iterated_name
+from autograd_viz.core.capture._naming import (
+    assigned_name,
+    building_statement,
+    iterated_name,
+)
 from autograd_viz.core.capture._parameter_new import ParameterRecording
 from autograd_viz.core.capture._passes import ThreadRecording
 from autograd_viz.core.capture._recording import Recording
