@@ -362,3 +362,10 @@ def test_a_step_that_changed_nothing_does_not_say_it_changed_the_weight() -> Non
         captions.append(player.current.caption)
     assert "line 7: SGD.step() left w as it was: [1.0, -1.0]" in captions
     assert f"line 7: SGD.step() changed v: [2.0] → [{v.item():.1f}]" in captions
+    # `.data =` of the same numbers in another dtype (`m.double()`) is a change.
+    player = prepare_run(run_source("import torch\nm = torch.nn.Linear(2, 1)\nm.double()\n")).player
+    player.set_mode("all")
+    doubled = []
+    while player.step_forward():
+        doubled.append(player.current.caption)
+    assert [c for c in doubled if ".data = changed m.weight" in c], doubled

@@ -148,7 +148,7 @@ class ParamUpdateEvent(ChangeEvent):
         name = tensor_name(lookup, self.tensor)
         before, after = self.before, self.after
         if (
-            not self.uninitialised
+            self.how.endswith(".step()")  # a `.data =` may change the dtype alone
             and before is not None
             and after is not None
             and before.data is not None
