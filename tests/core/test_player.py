@@ -338,3 +338,36 @@ def test_a_write_through_a_view_shows_in_its_base_and_its_other_views() -> None:
     v = q[1]
     q.mul_(2)
     assert shown[7] == {"q": q.tolist(), "r": r.tolist(), "v": v.tolist()}
+
+
+def test_an_op_lights_the_nodes_it_made_inside_itself_and_the_leaves_they_reach() -> None:
+    # linear on a 3-d input makes UnsafeView, Mm and T nodes behind its result's View, and
+    # the weight's AccumulateGrad hangs off T; an LSTM's weights hang off a node inside it.
+    # Torch built them all in the forward pass: the forward view's end shows them built.
+    trace = run_source(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "lstm = torch.nn.LSTM(3, 4, batch_first=True)\n"
+        "head = torch.nn.Linear(4, 2)\n"
+        "x = torch.randn(2, 5, 3)\n"
+        "h, _ = lstm(x)\n"
+        "out = head(h)\n"
+        "out.sum().backward()\n"
+    )
+    player = Player(trace, drawn_graph(trace))
+    first = player.first_lit(FORWARD)
+    steps = player.steps_in(FORWARD)
+    index = trace.index
+    accumulate = {index.name_of(n.tensor): n.id for n in trace.nodes if n.variable}
+    assert set(accumulate) == {
+        "lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.bias_ih_l0", "lstm.bias_hh_l0",
+        "head.weight", "head.bias",
+    }  # fmt: skip
+    lines = {name: steps[first[key]].line for name, key in accumulate.items()}
+    assert lines == {name: 6 if name.startswith("lstm") else 7 for name in accumulate}
+    # Every node the forward pass made is lit by the end of the forward view.
+    made_in_forward = {n for n in player.graph.nodes if n in index.nodes}
+    assert made_in_forward <= set(first)
+    # Before the LSTM's step, none of its weights' nodes is.
+    before = {k for k, at in first.items() if at < first[accumulate["lstm.weight_ih_l0"]]}
+    assert not before & {accumulate[n] for n in accumulate if n.startswith("lstm")}

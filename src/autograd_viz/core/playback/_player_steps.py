@@ -153,6 +153,7 @@ class _StepLists:
         # An untracked (no_grad) op is drawn as a box of its own: the graph says which.
         lit = self._drawn(
             *e.lights(self._index),
+            *self._index.built_inside(index),
             self.graph.event_nodes.get(index),
             *self._error_lit.get(index, ()),
         )
@@ -174,6 +175,7 @@ class _StepLists:
         event_nodes = self.graph.event_nodes
         lit = self._drawn(
             *(key for e in events for key in e.lights(self._index)),
+            *(key for i in group for key in self._index.built_inside(i)),
             *(event_nodes.get(i) for i in group),
         )
         step = self._step(number, group[0], first)
@@ -186,6 +188,7 @@ class _StepLists:
         event_nodes = self.graph.event_nodes
         lit = self._drawn(
             *(key for i, e in zip(group, ops, strict=True) for key in e.lights(self._index)),
+            *(key for i in group for key in self._index.built_inside(i)),
             *(event_nodes.get(i) for i in group),
         )
         first = ops[0]

@@ -55,6 +55,7 @@ class TraceIndex:
         self._by_node: dict[str, list[int]] | None = None
         self._by_name: dict[str, TensorInfo] | None = None
         self._display: dict[str, str] | None = None
+        self._inside: dict[int, tuple[str, ...]] | None = None
 
     def built_from(
         self, events: list[dict[str, Any]], tensors: list[TensorInfo], nodes: list[NodeInfo]
@@ -183,6 +184,42 @@ class TraceIndex:
             ops = self.of_kind(OpEvent.kind, HistoryBreakEvent.kind, BackwardEndEvent.kind)
             self._display = display_names(self.tensors, [self.event(i) for i in ops])
         return self._display.get(tensor_id, tensor_id)
+
+    def built_inside(self, position: int) -> tuple[str, ...]:
+        """The nodes the op (or the pass's end) at `position` made that no event names:
+        those inside one call, between its result's node and what it used (`linear` on a
+        3-d input makes UnsafeView, Mm and T nodes behind its result's View; the weight's
+        AccumulateGrad hangs off T; an LSTM's weights off its MkldnnRnnLayer). Each node is
+        the first such event's whose result's graph reaches it; () for other events."""
+        inside = self._inside
+        if inside is None:
+            inside = self._inside = self._nodes_built_inside()
+        return inside.get(position, ())
+
+    def _nodes_built_inside(self) -> dict[int, tuple[str, ...]]:
+        nodes = self.nodes
+        roots: list[tuple[int, tuple[str, ...]]] = [
+            (i, e.node_ids()) for i, e in self.each(OpEvent)
+        ]
+        roots += [
+            (i, tuple(n for n in e.grad_fn or () if n)) for i, e in self.each(BackwardEndEvent)
+        ]
+        roots.sort(key=lambda r: r[0])
+        seen: set[str] = set()
+        inside: dict[int, tuple[str, ...]] = {}
+        for i, made in roots:
+            seen.update(made)
+            found: list[str] = []
+            todo = [n for n in made if n in nodes]
+            while todo:
+                for nxt in nodes[todo.pop()].next:
+                    if nxt not in seen and nxt in nodes:
+                        seen.add(nxt)
+                        found.append(nxt)
+                        todo.append(nxt)
+            if found:
+                inside[i] = tuple(found)
+        return inside
 
     # ---- events ---------------------------------------------------------------------
     def of_kind(self, *kinds: str) -> list[int]:
