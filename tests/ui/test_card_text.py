@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from autograd_viz.ui.graph._card_text import card_rows
+from autograd_viz.ui.graph._card_text import MIN_TITLE_SCALE, card_rows, title_scale
 
 LINES = ["multihead_attn", "MultiheadAttention", "[2, 5, 32] → [2, 5, 32]", "4.2k params"]
 
@@ -104,4 +104,20 @@ def test_a_title_with_no_row_to_spare_drops_its_call_count_before_it_is_cut(metr
         "model",
         "#1",
     ]
-    assert card_rows(["models"], metrics, width, one_row)[0][1].endswith("…")
+    assert card_rows(["modelling"], metrics, width, one_row)[0][1].endswith("…")
+
+
+def test_a_title_a_little_too_wide_is_drawn_smaller_not_cut(metrics) -> None:
+    """An LSTM model's three cards read `emb`, `lstm` and `he…`: `head` was a few pixels
+    wider than its card. A title that fits at MIN_TITLE_SCALE of its size is drawn so."""
+    width = metrics[0].horizontalAdvance("head") * 0.9
+    one_row = metrics[0].height()
+    rows = card_rows(["head#1", "Linear"], metrics, width, one_row)
+    assert rows[0] == (0, "head")
+    scale = title_scale(metrics[0], "head", width)
+    assert MIN_TITLE_SCALE <= scale < 1.0
+    assert metrics[0].horizontalAdvance("head") * scale <= width + 0.01
+    assert title_scale(metrics[0], "head", width * 2) == 1.0
+    # Much too wide, it is cut as before.
+    narrow = metrics[0].horizontalAdvance("head") * 0.6
+    assert card_rows(["head#1"], metrics, narrow, one_row)[0][1].endswith("…")

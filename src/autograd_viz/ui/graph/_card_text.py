@@ -17,6 +17,9 @@ from PySide6.QtGui import QFontMetricsF
 
 MAX_PIECES = 2  # rows a word may be broken over
 LONG_WORD = 10  # letters a word needs before it is broken where it does not read as two
+# A title that fits no row whole but fits at this share of its font's size is drawn that
+# much smaller rather than cut: a 40 px `head` card read `he…` beside `emb` and `lstm`.
+MIN_TITLE_SCALE = 0.8
 
 
 def card_rows(
@@ -26,7 +29,9 @@ def card_rows(
     height: float,
 ) -> list[tuple[int, str]]:
     """The rows to draw, each as (index of the line it comes from, text): the title's
-    first row always, then as many as `height` holds, each no wider than `width`."""
+    first row always, then as many as `height` holds, each no wider than `width`, except
+    a title row up to 1 / MIN_TITLE_SCALE as wide, which the painter draws smaller
+    (`title_scale`)."""
     title_metrics, detail_metrics = metrics
     heights = [(title_metrics if i == 0 else detail_metrics).height() for i in range(len(lines))]
     shown = 0  # how many lines get a row at all
@@ -46,8 +51,15 @@ def card_rows(
             used += extra
         else:
             text = _shorter_title(line_metrics, lines[i], width) if i == 0 else lines[i]
-            rows.append([_elided(line_metrics, text, width)])
+            squeezed = i == 0 and line_metrics.horizontalAdvance(text) * MIN_TITLE_SCALE <= width
+            rows.append([text if squeezed else _elided(line_metrics, text, width)])
     return [(i, piece) for i, pieces in enumerate(rows) for piece in pieces]
+
+
+def title_scale(metrics: QFontMetricsF, text: str, width: float) -> float:
+    """How much smaller than its font a title row must be drawn to fit `width` (1: as it is)."""
+    wide = metrics.horizontalAdvance(text)
+    return 1.0 if wide <= width else max(MIN_TITLE_SCALE, width / wide)
 
 
 def _shorter_title(metrics: QFontMetricsF, title: str, width: float) -> str:

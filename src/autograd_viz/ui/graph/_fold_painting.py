@@ -13,7 +13,7 @@ from autograd_viz.core.graph.fold_tree import ITERATION, LOOP, MIDDLE, REPEAT
 from autograd_viz.core.graph.graph_model import DrawnGraph
 from autograd_viz.core.graph.node_look import LOOP_COLOUR
 from autograd_viz.core.playback.player import Frame
-from autograd_viz.ui.graph._card_text import card_rows, without_call_count
+from autograd_viz.ui.graph._card_text import card_rows, title_scale, without_call_count
 from autograd_viz.ui.graph._graph_style import CanvasColours
 
 _STACKED = (REPEAT, LOOP, MIDDLE)  # drawn as a stack of cards: several of one thing
@@ -203,6 +203,16 @@ def paint_frames(
     painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
 
 
+def _scaled(font: QFont, scale: float) -> QFont:
+    """`font` at `scale` of its size."""
+    smaller = QFont(font)
+    if font.pointSizeF() > 0:
+        smaller.setPointSizeF(font.pointSizeF() * scale)
+    else:
+        smaller.setPixelSize(max(1, round(font.pixelSize() * scale)))
+    return smaller
+
+
 def paint_boxes(
     painter: QPainter,
     transform: QTransform,
@@ -254,6 +264,8 @@ def paint_boxes(
         both = (title_metrics, detail_metrics)
         for i, text in card_rows(lines, both, inner.width(), inner.height()):
             metrics, font = (title_metrics, title_font) if i == 0 else (detail_metrics, detail_font)
+            if i == 0 and (scale := title_scale(metrics, text, inner.width())) < 1.0:
+                font = _scaled(font, scale)
             painter.setFont(font)
             painter.setPen(QColor(colours.title if i == 0 else colours.detail))
             if faded:
