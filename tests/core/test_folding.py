@@ -726,3 +726,58 @@ def test_a_loop_inside_a_loop_folds_inside_each_pass_of_the_outer_one() -> None:
     assert [f.title for f in drawn_graph(rnn, None).folds.values() if f.kind == LOOP] == [
         "for t in range(40):"
     ]
+
+
+EVAL_UNDER_NO_GRAD = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+torch.manual_seed(0)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 7 * 7, 10)
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc(torch.flatten(x, 1))
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+images, labels = torch.randn(16, 1, 28, 28), torch.randint(0, 10, (16,))
+for i in range(4):
+    opt.zero_grad()
+    loss = F.cross_entropy(model(images), labels)
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    acc = (model(images).argmax(1) == labels).float().mean()
+"""
+
+
+@pytest.mark.parametrize(
+    "collapsed", [None, ["model#1", "loop@20/…", "model#4"]], ids=["first look", "folded"]
+)
+def test_a_weights_accumulategrad_stays_beside_it_when_an_eval_pass_takes_the_weights(
+    collapsed,
+) -> None:
+    """An eval pass under no_grad takes the weights straight: laid out in the
+    AccumulateGrads' column, it pushed bn1's two triangles up beside conv1's weights, and
+    each triangle read as another weight's .grad."""
+    trace = run_source(EVAL_UNDER_NO_GRAD)
+    drawn = drawn_graph(trace, collapsed=collapsed)
+    pairs = [
+        (drawn.nodes[u], drawn.nodes[v])
+        for u, v in drawn.edges
+        if drawn.nodes[u].kind == "leaf" and drawn.nodes[v].kind == "accumulate"
+    ]
+    assert {leaf.title for leaf, _ in pairs} == {
+        f"model.{m}.{p}" for m in ("conv1", "bn1", "conv2", "fc") for p in ("weight", "bias")
+    }
+    assert all(acc.y == pytest.approx(leaf.y) for leaf, acc in pairs), [
+        (leaf.title, leaf.y, acc.y) for leaf, acc in pairs
+    ]
+    assert drawn.count("untracked") >= 4  # the eval pass is drawn
+    _check_frames(drawn)

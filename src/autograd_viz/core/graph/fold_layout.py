@@ -107,9 +107,20 @@ class FoldLayout:
         for k in open_groups:
             if k != ROOT:
                 items[tree.groups[k].parent].append(k)
+        # A leaf's AccumulateGrad sits in the column after it, beside it. What else takes
+        # the leaf straight (an op under no_grad: an eval pass, `w -= lr * w.grad`) is laid
+        # out as if it took the AccumulateGrad, a column further: it took that column's
+        # rows, and the weights' triangles moved up beside other weights.
+        beside = {
+            u: v
+            for u, v in g.edges()
+            if _kind_of(g, v) == _ACCUMULATE and home.get(u) == home.get(v)
+        }
         # Each edge joins two items of the deepest open group holding both ends.
         level_edges: dict[str, set[tuple[str, str]]] = {k: set() for k in items}
         for u, v in g.edges():
+            if u in beside and v != beside[u] and _kind_of(g, v) != _ACCUMULATE:
+                u = beside[u]
             cu, cv = chain(home[u]), chain(home[v])
             depth = 0
             while depth < min(len(cu), len(cv)) and cu[depth] == cv[depth]:
@@ -208,6 +219,11 @@ class FoldLayout:
 
 
 _TURNS = (ITERATION, MIDDLE)
+_ACCUMULATE = "accumulate"  # graph_model.ACCUMULATE (which imports this module)
+
+
+def _kind_of(g: nx.MultiDiGraph, v: str) -> str | None:
+    return getattr(g.nodes[v].get("item"), "kind", None)
 
 
 def _kind(tree: FoldTree, key: str) -> str | None:
