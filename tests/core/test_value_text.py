@@ -2,18 +2,40 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from autograd_viz.core.trace import TensorValue
 from autograd_viz.core.trace.value_text import format_number, format_value
+from autograd_viz.core.trace.values import tensor_value
 
 
 def test_a_matrix_from_an_event_shows_its_range_like_an_end_of_run_value() -> None:
-    t = torch.tensor([[0.25, -1.5, 3.0], [2.0, float("nan"), -0.125]])
+    t = torch.tensor([[0.25, -1.5, 3.0], [2.0, 0.5, -0.125]])
     event_value = TensorValue.from_event_dict({"shape": [2, 3], "data": t.tolist()})
-    finite = t[~t.isnan()]
-    low, high = format_number(finite.min().item(), 3), format_number(finite.max().item(), 3)
+    low, high = format_number(t.min().item(), 3), format_number(t.max().item(), 3)
     assert format_value(event_value) == f"[2×3] {low}…{high}"
+    assert format_value(tensor_value(t)) == format_value(event_value)
+
+
+def test_a_range_counts_infinities_and_nan_as_torch_does() -> None:
+    """A causal mask's `scores.masked_fill(mask, -inf)` read `[4×4] -24.4…12.4` at its
+    step and `-inf…12.4` at the run's end; torch's min is -inf, and a NaN anywhere makes
+    min and max NaN. Events carry NaN and infinities as strings in JSON, floats in process."""
+    cases = [
+        torch.tensor([[0.25, float("-inf")], [2.0, 12.5]]),
+        torch.tensor([[0.25, float("inf")], [-2.0, 1.5]]),
+        torch.tensor([[0.25, float("nan")], [-2.0, float("-inf")]]),
+    ]
+    for t in cases:
+        expected = f"[2×2] {format_number(t.min().item(), 3)}…{format_number(t.max().item(), 3)}"
+        floats = TensorValue.from_event_dict({"shape": [2, 2], "data": t.tolist()})
+        strings = [[x if math.isfinite(x) else str(x) for x in row] for row in t.tolist()]
+        in_json = TensorValue.from_event_dict({"shape": [2, 2], "data": strings})
+        assert format_value(floats) == format_value(in_json) == expected
+        assert format_value(tensor_value(t)) == expected  # the run's end says the same
+    assert expected == "[2×2] nan…nan"
 
 
 def test_a_value_without_numbers_shows_its_shape() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from math import isfinite
+from math import inf, isnan, nan
 
 from autograd_viz.core.trace._records import TensorValue
 
@@ -80,22 +80,34 @@ def format_value(value: TensorValue | None) -> str:
         numbers = _numbers(value.data)
         if not numbers:
             return f"[{shape}]"
-        low, high = min(numbers), max(numbers)
+        low, high = _range(numbers)
     return f"[{shape}] {format_number(low, 3)}…{format_number(high, 3)}"
 
 
 def _numbers(data: object) -> list[float]:
-    """The finite numbers of nested lists (NaN and infinities travel as strings); a bool
-    tensor's True and False, which its range shows as such."""
+    """The numbers of nested lists, NaN and infinities (which travel as strings) too; a
+    bool tensor's True and False, which its range shows as such."""
     out: list[float] = []
     stack = [data]
     while stack:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, (int, float)) and isfinite(item):
+        elif isinstance(item, (int, float)):
             out.append(item)
+        elif item in _NOT_FINITE:
+            out.append(_NOT_FINITE[item])
     return out
+
+
+_NOT_FINITE = {"inf": inf, "-inf": -inf, "nan": nan}
+
+
+def _range(numbers: list[float]) -> tuple[float, float]:
+    """min and max as torch gives them: an infinity counts, a NaN makes both NaN."""
+    if any(isinstance(x, float) and isnan(x) for x in numbers):
+        return nan, nan
+    return min(numbers), max(numbers)
 
 
 def show_value(value: TensorValue | None) -> str:
