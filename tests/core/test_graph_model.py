@@ -339,3 +339,32 @@ def test_statements_run_again_line_up_as_rows_from_the_same_column() -> None:
     assert pos[trace.tensor_named("b").id][0] == accumulate[b_acc] - 1
     # Three rows: no two nodes of one column share a height.
     assert len(set(pos.values())) == len(pos)
+
+
+def test_the_pieces_a_loop_walks_are_drawn_alike_as_what_they_came_from() -> None:
+    """`for xb, yb in zip(X.split(3), y.split(3))`: the last pieces, still held by xb and
+    yb at the end, fed the last pass alone as nodes of their own, while X and y fed the
+    others. Every pass now takes X and y alike; pieces held apart stay drawn apart."""
+    trace = run_source(
+        "import torch\n"
+        "torch.manual_seed(0)\n"
+        "w = torch.randn(3, 1, requires_grad=True)\n"
+        "X = torch.randn(12, 3)\n"
+        "y = X.sum(dim=1, keepdim=True)\n"
+        "for xb, yb in zip(X.split(3), y.split(3)):\n"
+        "    loss = ((xb @ w - yb) ** 2).mean()\n"
+        "    loss.backward()\n"
+        "a, b = X.chunk(2)\n"
+        "(a @ w + b @ w).sum().backward()\n"
+    )
+    g = build_graph(trace)
+    titles = {v: g.nodes[v]["item"].title for v in g}
+    by_title = {title: v for v, title in titles.items()}
+    assert "xb" not in by_title and "yb" not in by_title
+    took = {name: sorted(titles[v] for _, v in g.out_edges(by_title[name])) for name in "Xy"}
+    # X: each pass's matmul; y: each pass's subtraction.
+    assert took["y"] == ["SubBackward0"] * 4
+    assert took["X"] == ["MmBackward0"] * 4
+    # Both pieces of the chunk are held: each is drawn as itself, feeding its matmul.
+    for name in "ab":
+        assert [titles[v] for _, v in g.out_edges(by_title[name])] == ["MmBackward0"]

@@ -162,18 +162,33 @@ def build_graph(trace: Trace) -> nx.MultiDiGraph:
     # batch_first attention's `memory`): the listed constant they came from feeds the op.
     listed = {t.id for t in trace.tensors if not t.requires_grad and not t.buffer}
     origin: dict[str, tuple[str, ...]] = {}  # an unlisted output -> the constants behind it
+    pieces: set[str] = set()  # listed outputs drawn as what they came from, with their kin
     fed: list[tuple[str, str]] = []
     for _, e in trace.index.each(OpEvent):
         targets = [nid for nid in e.grad_fn if nid in nodes]
         sources = [
-            (tid,) if tid in listed else origin.get(tid, (tid,)) for tid in dict.fromkeys(e.inputs)
+            origin.get(tid, (tid,)) if tid not in listed or tid in pieces else (tid,)
+            for tid in dict.fromkeys(e.inputs)
         ]
         if not any(e.grad_fn):
             if e.grad_enabled:  # not an update under no_grad: a derived constant
                 behind = tuple(dict.fromkeys(s for group in sources for s in group))
+                # The pieces of one call (X.split(3), the rows `for row in X` walks) are
+                # drawn alike: each as what it came from. The last, still held by the
+                # loop's variable at the end, fed the last pass alone as `xb`, the
+                # others as X.
+                # (Only where that is drawn: the rows of a temporary stay the last row.)
+                whole = (
+                    len(e.outputs) > 1
+                    and any(out not in listed for out in e.outputs)
+                    and bool(behind)
+                    and all(s in listed for s in behind)
+                )
                 for out in e.outputs:
-                    if out not in listed:
+                    if out not in listed or whole:
                         origin[out] = behind
+                        if out in listed:
+                            pieces.add(out)
             continue
         # A compiled call says which of its own nodes took each argument.
         feeds = e.compiled.feeds if e.compiled is not None else {}
