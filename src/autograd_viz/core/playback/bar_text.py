@@ -15,7 +15,7 @@ def end_caption(player: Player) -> str:
         at = f" on line {error['line']}" if error.get("line") else ""
         return (
             f"The run stopped{at} ({error['type']}): its graph up to there. "
-            "End (⏭) shows what raised; ▶ replays."
+            "The End key shows what raised; ▶ replays."
         )
     lines = sorted({line for _, line, nodes in player.freeing if nodes and line})
     if not lines:
