@@ -852,3 +852,51 @@ def test_narrow_frames_side_by_side_never_print_titles_over_each_other(qtbot) ->
         ]
         if across == 20.0:
             assert narrow_titled, plates
+
+
+TIED = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+class TinyLM(nn.Module):
+    def __init__(self, vocab=10, d=6):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.mix = nn.Linear(d, d)
+        self.out = nn.Linear(d, vocab, bias=False)
+        self.out.weight = self.emb.weight
+    def forward(self, idx):
+        return self.out(torch.relu(self.mix(self.emb(idx))))
+lm = TinyLM()
+idx = torch.tensor([[1, 2, 3], [4, 5, 6]])
+loss = nn.functional.cross_entropy(lm(idx).view(-1, 10), idx.view(-1))
+loss.backward()
+"""
+
+
+def test_a_weight_keeps_its_numbers_beside_a_lit_accumulategrad_and_a_close_column(
+    qtbot,
+) -> None:
+    """A tied embedding's last backward step rings its AccumulateGrad, whose `Acc` took
+    the row under it: the weight lost its value and .grad at the very step that wrote the
+    .grad. The mix layer's weight, its value and .grad together too wide for the room left
+    of the next op, showed its name alone. `Acc` now goes above where below is a leaf's
+    label, and a label too wide for both lines keeps one of them."""
+    from autograd_viz.core.playback.player import BACKWARD, Player
+
+    trace = run_source(TIED)
+    canvas = _canvas(qtbot)
+    canvas.resize(877, 440)
+    canvas.show_trace(trace)
+    player = Player(trace, canvas.graph)
+    player.set_mode(BACKWARD)
+    player.to_end()
+    assert player.current.caption.startswith("lm.emb.weight.grad: None → [10×6]")
+    canvas.show_frame(player.frame())
+    texts = _paint_overlay(canvas).texts
+    emb = trace.index.tensor_named("lm.emb.weight")
+    value, grad = player.label_at(emb.id, player.event_index())
+    assert value in texts and grad in texts and "Acc" in texts
+    # The mix layer's weight says its .grad or its value, not its name alone.
+    mix = trace.index.tensor_named("lm.mix.weight")
+    assert set(player.label_at(mix.id, player.event_index())) & set(texts)

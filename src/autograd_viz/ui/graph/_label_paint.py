@@ -254,17 +254,35 @@ class LabelPainting:
         frame_rects: dict[str, QRectF] = {}  # each frame mapped once, when a label needs it
         # The op the step runs keeps its name: the gradients placed next go around it
         # (MulBackward0's own ∂ plates took the spot under it, and its name was dropped).
+        # Below its mark, or above it where below would take a tensor's value lines (a
+        # lit AccumulateGrad's `Acc` under it took the row its leaf's label needs: the
+        # embedding's weight lost its value and .grad at the very step that wrote it).
+        wanted: list[QRectF] | None = None
+        above_lit: set[str] = set()  # lit ops whose name is kept above their ring
         for key in step.lit if step is not None and not sparse else ():
             node, centre = nodes.get(key), shown.get(key)
             if node is not None and centre is not None and node.kind in (OPERATION, ACCUMULATE):
-                top = centre.y() + (STYLES[node.kind].size + LIT_GROW_PX + LIT_PEN_PX) / 2 + 3
+                grown = (STYLES[node.kind].size + LIT_GROW_PX + LIT_PEN_PX) / 2
+                top = centre.y() + grown + 3
                 # As wide as the name it is drawn with below (`Acc` where `AccumulateGrad`
                 # does not fit): the full width took the leaf's label beside it away.
                 title = node.title
                 if compact or half.get(key, 0.0) > room.get(key, float("inf")):
                     title = short_op_name(title)
                 lines = [(title, self._op_font, op_metrics, c.op)]
-                placer.take(key, self._lines_rect(lines, centre.x(), top))
+                rect = self._lines_rect(lines, centre.x(), top)
+                if not names:
+                    if wanted is None:
+                        wanted = self._value_rects(shown, lit, (title_metrics, detail_metrics))
+                    if any(rect.intersects(r) for r in wanted):
+                        above = QRectF(rect)
+                        above.moveBottom(centre.y() - grown - 3)
+                        if QRectF(view).contains(above) and not any(
+                            above.intersects(r) for r in wanted
+                        ):
+                            rect = above
+                            above_lit.add(key)
+                placer.take(key, rect)
         lit_marks = [rect for key, rect in marks if key in lit]
         self._paint_edge_labels(painter, placer, lit_marks)  # the gradients first: the step
         # Names before operations, left to right: where two collide, a tensor keeps its
@@ -311,13 +329,19 @@ class LabelPainting:
                     lines.append((detail, self._detail_font, detail_metrics, c.detail))
                 if grad:
                     lines.append((grad, self._detail_font, detail_metrics, c.grad))
-            # The fullest form that collides with nothing: every line, the name alone,
-            # the name shortened; else none (the tooltip still says it all).
+            # The fullest form that collides with nothing: every line, the name with its
+            # .grad or its value, the name alone, the name shortened; else none (the
+            # tooltip still says it all).
             title_line = lines[0]
             name, font, metrics, colour = title_line
             shorter = short_op_name(name) if node.kind in (OPERATION, ACCUMULATE) else name
             tight = measure.elided(font, shorter, 48.0)
             variants = [lines, [title_line]]
+            if len(lines) == 3:
+                # Where value and .grad together are too wide, one of them still reads,
+                # the .grad first (a weight in a narrow frame, a column from the next op,
+                # showed its name alone).
+                variants[1:1] = [[title_line, lines[2]], [title_line, lines[1]]]
             variants += [[(text, font, metrics, colour)] for text in (shorter, tight)]
             places = [(v, _BELOW) for v in variants]
             # A tensor's name alone may also go left of its mark, whole, before it is cut
@@ -325,11 +349,13 @@ class LabelPainting:
             # and `memory`, a column of weights) has room there when the row below it is
             # taken. Not in a frame: it would cross its border.
             if node.kind not in (OPERATION, ACCUMULATE, UNTRACKED) and key not in framed:
-                places.insert(2, ([title_line], _LEFT))
+                places.insert(len(variants) - 2, ([title_line], _LEFT))
             elif node.kind in (OPERATION, ACCUMULATE):
                 # An op whose row below is taken (its neighbours' names, a tensor's value
                 # lines) names itself above its square, where there is room.
                 places += [(variant, _ABOVE) for variant in variants[1:]]
+                if key in above_lit:  # where its name was kept for it
+                    places.insert(0, ([title_line], _ABOVE))
             # At the thinnest zoom a name crossing a mark is noise, and so is an op's
             # where layers are too close for every op's name: each says its short name
             # only where that clears everything, below or above its square (a CNN's
@@ -372,6 +398,34 @@ class LabelPainting:
                 x = rect.right() - width if where == _LEFT else rect.center().x() - width / 2
                 painter.drawText(QPointF(x, top + metrics.ascent()), text)
                 top += metrics.height()
+
+    def _value_rects(
+        self, shown: Mapping[str, QPointF], lit: frozenset[str], metrics
+    ) -> list[QRectF]:
+        """Where each shown tensor's label would go with its value lines, under its mark:
+        the rows a lit op's name keeps clear of when it can."""
+        title_metrics, detail_metrics = metrics
+        nodes, labels = self._graph.nodes, self.frame.labels if self.frame is not None else {}
+        rects = []
+        for key, centre in shown.items():
+            node = nodes[key]
+            if node.kind in (OPERATION, ACCUMULATE, UNTRACKED, MODULE):
+                continue
+            detail, grad = labels.get(key, (node.detail, node.grad))
+            texts = [t for t in (detail, grad) if t]
+            if not texts:
+                continue
+            y = centre.y() + STYLES[node.kind].size / 2 + 3
+            if key in lit:
+                y += (LIT_GROW_PX + LIT_PEN_PX) / 2
+            title = self._graph.short.get(key, node.title)
+            width = max(
+                self.measure.width(self._title_font, title),
+                *(self.measure.width(self._detail_font, t) for t in texts),
+            )
+            height = title_metrics.height() + len(texts) * detail_metrics.height()
+            rects.append(QRectF(centre.x() - width / 2, y, width, height))
+        return rects
 
     def _lines_rect(self, lines, x: float, y: float) -> QRectF:
         """Where label lines centred on `x`, starting at `y`, are drawn."""
