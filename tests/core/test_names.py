@@ -455,3 +455,35 @@ def test_the_partial_sums_of_the_builtin_sum_are_not_given_the_lines_variable() 
     added = [c for c in captions if c.startswith("line 5: add(")]
     assert [c.endswith("→ penalty = 7.0") for c in added] == [False, False, True]
     assert any(c.startswith("line 6: sum(") and "→ total = 3.0" in c for c in captions)
+
+
+def test_a_model_held_only_in_a_functions_local_is_named_from_that_local() -> None:
+    """`def main(): model = nn.Linear(2, 1) …; main()`, the guarded script's shape: the
+    model's parameters read `t2` and `t3` in every caption (`linear(ones(…), t2, t3)`,
+    `t3.grad: None → …`) and its frame `Linear`; the model is gone when the script ends,
+    so no end-of-run name reached it. They are named from the local that held them."""
+    code = (
+        "import torch\nfrom torch import nn\n"
+        "def train(model, x, steps):\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for _ in range(steps):\n"
+        "        opt.zero_grad()\n"
+        "        loss = model(x).pow(2).sum()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+        "def main():\n"
+        "    torch.manual_seed(0)\n"
+        "    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))\n"
+        "    train(model, torch.ones(4, 2), 2)\n"
+        "if __name__ == '__main__':\n"
+        "    main()\n"
+    )
+    captions = _captions(code)
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+    assert "line 12: building model created 4 parameters: model.0.weight [3, 2], " in " ".join(
+        captions
+    )
+    assert any(c.startswith("line 9: SGD.step() changed model.2.bias: ") for c in captions)
+    assert any(c.startswith("model.0.weight.grad: None → [3×2]") for c in captions)
+    trace = run_source(code)
+    assert list(trace.modules) == ["model", "model.0", "model.1", "model.2"]

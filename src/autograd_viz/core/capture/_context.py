@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ class ModuleAndOptimizerHooks:
         # holds (its own and its children's), in the order first called.
         self.modules: dict[str, dict[str, Any]] = {}
         self._names: dict[int, str] = {}
+        self._locals: dict[int, tuple[Any, str]] = {}  # see _local_name
         # Modules called while no variable reached them: id -> (a weak reference, how
         # many more times to look for them).
         self._unattached: dict[int, tuple[Any, int]] = {}
@@ -92,6 +94,9 @@ class ModuleAndOptimizerHooks:
         name = self._names.get(key)
         if name is not None:
             return name
+        local = self._locals.get(key)
+        if local is not None and local[0]() is module:
+            return local[1]
         ref, left = self._unattached.get(key, (None, UNATTACHED_SEARCHES))
         if ref is not None and ref() is not module:  # an earlier module's id, reused
             left = UNATTACHED_SEARCHES
@@ -100,7 +105,7 @@ class ModuleAndOptimizerHooks:
                 if isinstance(obj, torch.nn.Module) and not var.startswith("_"):
                     for path, sub in obj.named_modules(prefix=var):
                         self._names.setdefault(id(sub), path)
-            name = self._names.get(key)
+            name = self._names.get(key) or self._local_name(module)
             if name is not None:
                 self._unattached.pop(key, None)
                 return name
@@ -109,6 +114,41 @@ class ModuleAndOptimizerHooks:
             except TypeError:  # no weak references: looked for no more
                 self._names[key] = type(module).__name__
         return type(module).__name__
+
+    def _local_name(self, module: torch.nn.Module) -> str | None:
+        """`model.0` for a module a local variable of the user's functions reaches (`def
+        main(): model = …`), looked for from the outermost such function in; its
+        parameters and buffers are named by their paths from there too. None if none."""
+        filename = self.recording.filename
+        frames = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            code = frame.f_code
+            if code.co_filename == filename and code.co_name != "<module>":
+                frames.append(frame)
+            frame = frame.f_back
+        for frame in reversed(frames):  # the outermost first: `model.fc`, not `self.fc`
+            for var, obj in list(frame.f_locals.items()):
+                if not isinstance(obj, torch.nn.Module) or var.startswith("_") or var == "self":
+                    continue
+                for path, sub in obj.named_modules(prefix=var):
+                    if sub is module:
+                        self._name_inside(module, path)
+                        return path
+        return None
+
+    def _name_inside(self, module: torch.nn.Module, path: str) -> None:
+        try:  # by a weak reference: a function's module goes with it, and its id is reused
+            self._locals[id(module)] = (weakref.ref(module), path)
+        except TypeError:
+            self._names[id(module)] = path
+        registry = self.recording.registry
+        with torch._C.DisableTorchFunction():
+            held = [*module.named_parameters(prefix=path), *module.named_buffers(prefix=path)]
+        for name, t in held:
+            tid = registry.known_id(t)
+            if tid is not None:
+                registry.local_paths.setdefault(tid, name)
 
     # Dynamo inlines global hooks into what it compiles; there they must do nothing (a
     # compiled call is one op event, see _compiled.py), or they would become its code.

@@ -82,6 +82,10 @@ class Registry:
         # The leaves AccumulateGrad nodes write into: id -> (shape, dtype, device), for
         # one gone by the end (the copy `jacobian` makes of its input); see graph_capture.
         self.leaves: dict[str, tuple[list[int], str, str]] = {}
+        # A parameter or buffer of a module the user's code held only in a function's local
+        # (`def main(): model = nn.Linear(2, 1)`) -> its path from that local
+        # (`model.weight`): its name where the script's end leaves it unnamed.
+        self.local_paths: dict[str, str] = {}
         self.written_empties: set[str] = set()
         self._releases = _Releases()
 

@@ -342,6 +342,10 @@ def capture_graph(
         if len(infos) >= MAX_TENSORS:
             break
         infos[tid] = _freed(tid, registry.leaves[tid], True, value, grad)
+    for tid, path in registry.local_paths.items():  # a function's model's `model.weight`
+        info = infos.get(tid)
+        if info is not None and info.name is None:
+            info.name = path
     _grads_bound(infos, objects, referenced, live)
     values.finish()
     for tid in (_never_touched_empties(trace.events) - registry.written_empties) & infos.keys():
