@@ -299,8 +299,18 @@ class _Reference(TorchFunctionMode):
             if not callable(closure):
                 return None
 
+            noted = pending[-1][1]
+
             def recorded_closure() -> Any:  # but what the closure runs is
                 self.quiet -= 1
+                # What step() moved since its last call of the closure (LBFGS's search)
+                # is an update of its own: the closure's forward reads it.
+                with torch._C.DisableTorchFunction():
+                    for i, (p, had_grad, version, old) in enumerate(noted):
+                        if p._version != version:
+                            now = p.detach().clone()
+                            self.updates.append((old, now))
+                            noted[i] = (p, had_grad, p._version, now)
                 try:
                     result = closure()
                 except BaseException:  # step() raises with it: no post hook will come

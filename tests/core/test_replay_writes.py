@@ -569,3 +569,35 @@ def test_an_empty_tensor_with_no_elements_is_not_called_uninitialised() -> None:
     )
     assert captions[0].startswith("line 2: empty() → keys = [0×2]")
     assert torch.empty(0, 2).numel() == 0
+
+
+@pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
+def test_what_lbfgs_moves_between_closure_calls_shows_in_the_next_call(line_search) -> None:
+    """LBFGS moves the weights between its calls of the closure. The replay kept
+    `w = [1.5, -0.5]` through the second and third calls, whose `sub(w, …)` read
+    [0.417, -2.08], a result only torch's [1.42, -0.0833] gives. Each move is now a
+    step of its own, and every call's forward reads w as torch had it."""
+    code = (
+        "import torch\n"
+        "w = torch.tensor([1.5, -0.5], requires_grad=True)\n"
+        f"opt = torch.optim.LBFGS([w], lr=0.5, max_iter=3, line_search_fn={line_search!r})\n"
+        "seen = []\n"
+        "def closure():\n"
+        "    opt.zero_grad()\n"
+        "    seen.append(w.detach().clone())\n"
+        "    loss = ((w - torch.tensor([1.0, 2.0])) ** 2).sum()\n"
+        "    loss.backward()\n"
+        "    return loss\n"
+        "opt.step(closure)\n"
+    )
+    plain, trace, player = _plain_and_forward(code)
+    w = trace.index.tensor_named("w").id
+    calls = []
+    while player.step_forward():
+        if player.current.caption.startswith("line 8: sub(w"):
+            calls.append(player.value_at(w).data)
+    assert calls == [t.tolist() for t in plain["seen"]] and len(calls) >= 3
+    everything = _captions(code, EVERYTHING)
+    moves = [c for c in everything if c.startswith("line 11: LBFGS.step() changed w")]
+    assert len(moves) >= len(calls) - 1  # one before each call but the first, at least
+    assert player.value_at(w).data == plain["w"].tolist()

@@ -210,10 +210,13 @@ class ModuleAndOptimizerHooks:
         if not callable(closure):
             return None
 
+        name = type(optimizer).__name__
+
         def recorded_closure() -> Any:
             # The forward and backward inside step(closure) are the user's: record them.
             unrecorded.__exit__(None, None, None)
             try:
+                self._moved_between_calls(noted, name)
                 return closure()
             finally:
                 unrecorded.__enter__()
@@ -221,6 +224,33 @@ class ModuleAndOptimizerHooks:
         if "closure" in kwargs:
             return args, {**kwargs, "closure": recorded_closure}
         return (args[0], recorded_closure, *args[2:]), kwargs
+
+    def _moved_between_calls(
+        self, noted: list[tuple[torch.Tensor, bool, int, Any]], name: str
+    ) -> None:
+        """Before a step() calls its closure again, what it moved since the last call
+        (LBFGS moves the weights along its search direction between calls): each such
+        parameter gets its update event, and is noted as it is now. The closure's
+        forward read the weights as they were after the first call (`w = [1.5, -0.5]`
+        through LBFGS's second and third evaluations, where torch had moved it)."""
+        recording = self.recording
+        with torch._C.DisableTorchFunction():
+            line = recording.user_line()
+            for i, (p, had_grad, version, before) in enumerate(noted):
+                if p._version == version:
+                    continue
+                after = recording.recall(p)
+                recording.emit(
+                    {
+                        "kind": "param_update",
+                        "line": line,
+                        "tensor": recording.tid(p),
+                        "how": f"{name}.step()",
+                        "before": before,
+                        "after": after,
+                    }
+                )
+                noted[i] = (p, had_grad, p._version, after)
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if _is_compiling():
