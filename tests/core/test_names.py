@@ -487,3 +487,20 @@ def test_a_model_held_only_in_a_functions_local_is_named_from_that_local() -> No
     assert any(c.startswith("model.0.weight.grad: None → [3×2]") for c in captions)
     trace = run_source(code)
     assert list(trace.modules) == ["model", "model.0", "model.1", "model.2"]
+
+
+def test_a_tensor_inside_a_torch_func_transform_is_named_by_the_users_local() -> None:
+    """`grad(f)(x)` with `def f(x): return (x.sin() * x).sum()`: torch.func makes the
+    tensor f sees in its own code, where no variable held it, and every caption read its
+    id (`sin(t1)`, `→ returned for t1`); under vmap the same (`t8`)."""
+    captions = _captions(
+        "import torch\nfrom torch.func import grad, vmap\n"
+        "def f(x):\n    return (x.sin() * x).sum()\n"
+        "x = torch.tensor([0.5, 1.0, 1.5])\ng = grad(f)(x)\n"
+        "def loss(w, xb):\n    return (w * xb).sin().sum()\n"
+        "w = torch.tensor([0.5, -1.0])\n"
+        "each = vmap(grad(loss), in_dims=(None, 0))(w, torch.randn(3, 2))\n"
+    )
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+    assert any(c.startswith("line 4: sin(x) → ") for c in captions), captions
+    assert any(c.startswith("line 8: mul(w, xb) → ") for c in captions), captions

@@ -86,6 +86,8 @@ class Registry:
         # (`def main(): model = nn.Linear(2, 1)`) -> its path from that local
         # (`model.weight`): its name where the script's end leaves it unnamed.
         self.local_paths: dict[str, str] = {}
+        # A torch.func wrapper -> the user's local that held it (see _tracer).
+        self.transform_names: dict[str, str] = {}
         self.written_empties: set[str] = set()
         self._releases = _Releases()
 

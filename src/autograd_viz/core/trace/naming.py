@@ -44,7 +44,8 @@ def display_names(
             for tid, leaf in (e.grad_of or {}).items():
                 names.setdefault(tid, f"{names.get(leaf, leaf)}.grad")
             for tid, local in (e.input_names or {}).items():  # `g` of `return g * b`
-                names.setdefault(tid, local)
+                if names.get(tid, tid) == tid:  # also after an id: torch.func's wrapper
+                    names[tid] = local
             for tid in e.inputs:  # a tensor first seen as an input came from outside
                 names.setdefault(tid, tid)
             for tid in e.outputs:
