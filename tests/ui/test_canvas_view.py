@@ -489,3 +489,31 @@ def test_no_gradient_plate_goes_under_the_node_a_backward_step_rings(qtbot) -> N
             assert not any(ring.intersects(r) for r in rects), (step.caption, key)
             checked += 1
     assert checked >= 10
+
+
+def test_a_step_lighting_nothing_in_view_pans_the_view_to_it(qtbot) -> None:
+    """Zoomed into one layer of a transformer, the learner stepped on through the other
+    layers' backward with nothing lit on screen. When no lit item is in view, the view
+    pans to the nearest one, keeping its zoom; while one is in view it stays put."""
+    canvas = _canvas(qtbot)
+    _show(
+        qtbot,
+        canvas,
+        "import torch\nw = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "a = w * 2\nb = a + 1\nc = b * b\nd = c.exp()\nloss = d.sum()\nloss.backward()\n",
+    )
+    nodes = canvas.graph.nodes
+    left = min(n.x for n in nodes.values())
+    box = canvas.getViewBox()
+    box.setRange(xRange=(left - 0.6, left + 0.6), yRange=(-1.5, 1.5), padding=0)
+    width = box.viewRange()[0][1] - box.viewRange()[0][0]
+    player = canvas.view.player
+    player.set_mode("forward")
+    seen = 0
+    while player.step_forward():
+        (x0, x1), (y0, y1) = box.viewRange()
+        lit = [nodes[k] for k in player.current.lit if k in nodes]
+        assert any(x0 <= n.x <= x1 and y0 <= n.y <= y1 for n in lit), player.current.caption
+        assert x1 - x0 == pytest.approx(width)  # panned, never zoomed
+        seen += bool(lit)
+    assert seen >= 5 and box.viewRange()[0][0] > left  # it followed the steps rightwards

@@ -307,7 +307,23 @@ class GraphCanvas(CanvasNavigation, MarkerStyling, pg.PlotWidget):
             step = frame.step
             if step is not None:
                 mark(step.lit, "failed" if step.kind == "error" else "lit")
+                self._keep_in_view(step.lit)
         self._restyle(codes)
+
+    def _keep_in_view(self, keys: frozenset[str]) -> None:
+        """Pan (keeping the zoom) to the drawn item of `keys` nearest the view when none
+        of them is in it: zoomed into one layer, the learner stepped on through the
+        others' backward with nothing lit on screen."""
+        nodes = self.graph.nodes
+        points = [(nodes[k].x, nodes[k].y) for k in keys if k in nodes]
+        if not points:
+            return
+        (x0, x1), (y0, y1) = self.getViewBox().viewRange()
+        if any(x0 <= x <= x1 and y0 <= y <= y1 for x, y in points):
+            return
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        x, y = min(points, key=lambda p: (p[0] - cx) ** 2 + (p[1] - cy) ** 2)
+        self._pan_to(x, y)
 
     def _range_changed(self, *args: object) -> None:
         super()._range_changed(*args)
