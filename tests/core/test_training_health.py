@@ -162,3 +162,26 @@ def test_steps_past_the_event_cap_keep_their_norms() -> None:
     assert health.steps == 30 and not np.isnan(health.grad_norm[:, -1]).any()
     assert health.events[0] is not None and health.events[-1] is None
     assert health.detailed_steps == sum(e is not None for e in health.events) < 30
+
+
+def test_a_bias_a_batch_norm_cancels_is_flagged_with_that_cause() -> None:
+    """A Conv2d's bias right before a BatchNorm2d: torch's gradient is 4.5e-08, rounding
+    of an exact zero, and the flag said "the gradient vanished before reaching it", as if
+    depth had starved it. It now says the norm cancels it; a bias not before a norm keeps
+    the old words."""
+    trace = run_source(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(),\n"
+        "                      nn.Flatten(), nn.Linear(4 * 6 * 6, 2))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(8, 1, 8, 8)\n"
+        "for _ in range(2):\n"
+        "    opt.zero_grad()\n"
+        "    model(x).pow(2).mean().backward()\n"
+        "    opt.step()\n"
+    )
+    health = training_health(trace)
+    flags = [f for f in health.flags if f.name == "model.0.bias"]
+    assert flags and "a BatchNorm right after it" in flags[0].text, health.flags
+    assert flags[0].value < 1e-6
+    assert not [f for f in health.flags if "BatchNorm" in f.text and f.name != "model.0.bias"]

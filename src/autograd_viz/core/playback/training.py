@@ -123,6 +123,12 @@ def _flags(trace: Trace, health: TrainingHealth, rows: dict[str, int]) -> list[F
             first = np.flatnonzero(hits)
             if first.size:
                 s = int(first[0])
+                if kind == VANISH and _before_batch_norm(trace, tid):
+                    what = (
+                        "a BatchNorm right after it subtracts each channel's mean over the"
+                        " batch, so this bias cannot change the loss: its gradient is zero"
+                        " but for rounding (bias=False saves it)"
+                    )
                 text = f"{name}: ‖grad‖ = {norms[s]:.2g} at step {s + 1}, {side} {bound:g}: {what}"
                 flags.append(Flag(kind, tid, name, s, float(norms[s]), text))
         if _unit_weight(trace, name) and tid in rows:
@@ -139,6 +145,21 @@ def _flags(trace: Trace, health: TrainingHealth, rows: dict[str, int]) -> list[F
                 )  # fmt: skip
     place = {tid: i for i, tid in enumerate(health.parameters)}
     return sorted(flags, key=lambda f: (f.step, f.kind, place[f.tensor]))
+
+
+def _before_batch_norm(trace: Trace, tid: str) -> bool:
+    """Whether leaf `tid` is a bias whose op's result goes straight into a batch norm
+    (a Conv2d's bias before a BatchNorm2d): the norm cancels it."""
+    if not trace.index.name_of(tid).endswith("bias"):
+        return False
+    nodes = trace.nodes
+    accumulate = {n.id for n in nodes if n.variable == tid}
+    ops = {n.id for n in nodes if accumulate.intersection(n.next)}  # Convolution, Addmm
+    users: dict[str, list[str]] = {}
+    for n in nodes:
+        for nxt in ops.intersection(n.next):
+            users.setdefault(nxt, []).append(n.name)
+    return bool(ops) and all(any("BatchNorm" in name for name in users.get(op, ())) for op in ops)
 
 
 def _unit_weight(trace: Trace, name: str) -> bool:
