@@ -504,3 +504,18 @@ def test_a_tensor_inside_a_torch_func_transform_is_named_by_the_users_local() ->
     assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
     assert any(c.startswith("line 4: sin(x) → ") for c in captions), captions
     assert any(c.startswith("line 8: mul(w, xb) → ") for c in captions), captions
+
+
+def test_a_functions_models_weights_are_listed_in_the_order_the_run_made_them() -> None:
+    """Gone by the end, they were listed in a set's order: the picture's column of
+    weights read blocks.0.ln1.bias, head.bias, blocks.1.attn… for a GPT in `main()`."""
+    trace = run_source(
+        "import torch\nfrom torch import nn\n"
+        "def main():\n"
+        "    torch.manual_seed(0)\n"
+        "    model = nn.Sequential(*[nn.Linear(3, 3) for _ in range(6)])\n"
+        "    model(torch.ones(2, 3)).sum().backward()\n"
+        "main()\n"
+    )
+    names = [t.name for t in trace.tensors if t.requires_grad and t.is_leaf]
+    assert names == [f"model.{i}.{p}" for i in range(6) for p in ("weight", "bias")]

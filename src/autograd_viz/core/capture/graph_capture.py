@@ -231,7 +231,12 @@ def _freed_leaves(events: list[dict[str, Any]], gone: set[str]) -> dict[str, Any
     accumulate into it left (None where none did)."""
     if not gone:
         return {}
-    found: dict[str, list[Any]] = {tid: [None, None] for tid in gone}
+    # In the order the run met them (a set's order put a function's model's weights in
+    # the picture's column as blocks.0.ln1.bias, head.bias, blocks.1.attn…).
+    found: dict[str, list[Any]] = {
+        tid: [None, None]
+        for tid in sorted(gone, key=lambda t: int(t[1:]) if t[1:].isdigit() else 0)
+    }
     for e in events:
         kind = e["kind"]
         if kind == "op":
