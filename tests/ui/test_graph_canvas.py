@@ -900,3 +900,27 @@ def test_a_weight_keeps_its_numbers_beside_a_lit_accumulategrad_and_a_close_colu
     # The mix layer's weight says its .grad or its value, not its name alone.
     mix = trace.index.tensor_named("lm.mix.weight")
     assert set(player.label_at(mix.id, player.event_index())) & set(texts)
+
+
+@pytest.mark.parametrize("size", [(877, 440), (877, 480), (877, 520), (900, 600)])
+def test_an_op_name_above_its_mark_keeps_a_gap_from_the_label_over_it(qtbot, size) -> None:
+    """A GRU cell's column of AccumulateGrads: `Acc` under one triangle and `Acc` over the
+    next touched, and read as one label of two lines between two triangles."""
+    trace = run_source(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "cell = nn.GRUCell(4, 8)\nreadout = nn.Linear(8, 1)\n"
+        "xs = torch.randn(20, 3, 4)\nh = torch.zeros(3, 8)\noutputs = []\n"
+        "for t in range(20):\n    h = cell(xs[t], h)\n    outputs.append(readout(h))\n"
+        "pred = torch.stack(outputs).squeeze(-1)\nloss = pred.pow(2).mean()\nloss.backward()\n"
+    )
+    canvas = _canvas(qtbot)
+    canvas.resize(*size)
+    with qtbot.waitSignal(canvas.trace_drawn, timeout=60_000):
+        canvas.show_trace(trace)
+    placed = [r for r, text in _paint_overlay(canvas).placed if text in ("Acc", "AccumulateGrad")]
+    assert placed
+    for i, a in enumerate(placed):
+        for b in placed[i + 1 :]:
+            if a.left() < b.right() and b.left() < a.right():  # one over the other
+                gap = max(b.top() - a.bottom(), a.top() - b.bottom())
+                assert gap >= 4, (a, b)

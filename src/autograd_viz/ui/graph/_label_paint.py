@@ -15,6 +15,8 @@ from autograd_viz.ui.graph._graph_style import LIT_GROW_PX, LIT_PEN_PX, STYLES
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
 
+ABOVE_GAP_PX = 6.0  # see _paint_labels
+
 BESIDE_GAP_PX = 3.0  # between a mark and a name written left of it
 # Where a label goes: under its mark (first choice), left of it (a tensor's name), over it.
 _BELOW, _LEFT, _ABOVE = "below", "left", "above"
@@ -383,7 +385,11 @@ class LabelPainting:
                     _keep_inside(rect, box)
                 if (thin or where != _BELOW) and not QRectF(view).contains(rect):
                     continue  # the fit keeps no room for it: cut at the edge, it misleads
-                if placer.free(key, rect, marks=not crossing or i < len(places) - 1):
+                # Above its mark, a name keeps a line's gap from what is over it: `Acc`
+                # under one triangle and `Acc` over the next read as one label of two.
+                gap = where == _ABOVE and key not in above_lit  # (a lit op's place is kept)
+                probe = rect.adjusted(0, -ABOVE_GAP_PX, 0, 0) if gap else rect
+                if placer.free(key, probe, marks=not crossing or i < len(places) - 1):
                     placer.take(key, rect)
                     chosen = rect, variant, where
                     break
