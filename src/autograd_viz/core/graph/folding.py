@@ -265,8 +265,8 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
     ins = _shapes(folding, [u for m in members for u in pred[m] if u not in members])
     # What leaves it, or ends there (a loop whose last iteration made the loss).
     outs = _shapes(folding, [m for m in members if not succ[m] or not members.issuperset(succ[m])])
-    if ins or outs:
-        lines.append(f"{ins or '·'} → {outs or '·'}")
+    if ins or outs:  # one side alone without a dot standing for the other (`· → scalar`)
+        lines.append(f"{ins} → {outs}".strip())
     tensors = trace.index.tensors
     params = [
         t for v in ordered if (t := tensors.get(v)) is not None and t.is_leaf and t.requires_grad
