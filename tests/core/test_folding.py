@@ -795,3 +795,23 @@ def test_a_card_with_nothing_drawn_going_in_says_only_what_comes_out() -> None:
     folded = drawn_graph(trace, set(passes), folding=drawn.folding)
     shapes = [lines[2] for lines in folded.box_text.values() if len(lines) > 2]
     assert shapes and all(line == "→ scalar" for line in shapes), folded.box_text
+
+
+def test_a_module_card_whose_weights_are_drawn_outside_still_counts_them() -> None:
+    """A model called in each pass of a training loop: its weights stand outside the
+    passes (every pass uses them), and its card in a pass read `model#1 · MiniGPT ·
+    → [4, 8, 20]` with no parameter count."""
+    code = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))\n"
+        "for i in range(3):\n    model(torch.ones(4, 2)).sum().backward()\n"
+    )
+    trace = run_source(code)
+    drawn = drawn_graph(trace, frozenset())
+    calls = [k for k in drawn.folding.info if k.startswith("model#")]
+    folded = drawn_graph(trace, set(calls), folding=drawn.folding)
+    expected = sum(
+        p.numel() for m in (torch.nn.Linear(2, 8), torch.nn.Linear(8, 1)) for p in m.parameters()
+    )
+    for key in calls:
+        assert folded.box_text[box_id(key)][-1] == f"{expected} params", folded.box_text

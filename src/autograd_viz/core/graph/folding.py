@@ -278,6 +278,12 @@ def box_lines(folding: Folding, key: str, g: nx.MultiDiGraph) -> list[str]:
         if norms:
             text += f" · ‖grad‖ {format_number(math.sqrt(sum(n * n for n in norms)))}"
         lines.append(text)
+    elif grp.kind == MODULE and grp.path:
+        # Its weights drawn outside it (a model called in each pass of a loop: they are
+        # every pass's), counted all the same, as the run's module table has them.
+        count = (trace.modules.get(grp.path) or {}).get("parameters") or 0
+        if count:
+            lines.append(f"{_count(count)} param{'s' if count != 1 else ''}")
     return lines
 
 
