@@ -519,3 +519,26 @@ def test_a_functions_models_weights_are_listed_in_the_order_the_run_made_them() 
     )
     names = [t.name for t in trace.tensors if t.requires_grad and t.is_leaf]
     assert names == [f"model.{i}.{p}" for i in range(6) for p in ("weight", "bias")]
+
+
+def test_a_tensor_made_unbound_then_bound_by_an_in_place_call_is_named_by_its_variable() -> None:
+    """`w = torch.ones(2).requires_grad_(True)` in a function: the variable binds the
+    tensor ones() made, and with no name at the script's end every caption read
+    `ones(…)` (`ones(…).grad: None → …`). An unused one said its result could not carry a
+    gradient, though it was a leaf that requires grad."""
+    captions = _captions(
+        "import torch\ndef main():\n"
+        "    w = torch.ones(2).requires_grad_(True)\n"
+        "    b = torch.zeros(1).requires_grad_()\n"
+        "    c = torch.zeros(1)\n    d = c.add_(1)\n"
+        "    (w * 2).sum().backward()\nmain()\n"
+    )
+    assert "line 3: requires_grad(w, True) → w = [1.0, 1.0]" in captions
+    assert any(c.startswith("w.grad: None → [2.0, 2.0]") for c in captions), captions
+    assert not [c for c in captions if "ones(…)" in c], captions
+    assert (
+        "line 4: requires_grad(b) → b = [0.0]  · nothing drawn: nothing in the picture uses"
+        " its result" in captions
+    ), captions
+    # A tensor already named keeps its name: `d = c.add_(1)` leaves c as c.
+    assert any(c.startswith("line 6: add(c) → c = [1.0]") for c in captions), captions

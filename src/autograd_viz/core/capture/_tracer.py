@@ -354,11 +354,13 @@ class Tracer:
             event["uninitialised"] = True
             for t in outputs:
                 registry.made_empty(t, tid(t))
-        if len(outputs) == 1 and not inplace:
+        if len(outputs) == 1:
             bound = assigned_name(caller, rec.filename)
             if bound is not None:
+                # In place, the variable binds the tensor the op wrote: a name for one
+                # only what made it named (`w = torch.ones(2).requires_grad_()`).
                 event["assigned"] = bound
-                if not outputs[0].requires_grad:  # drawn where it feeds the graph
+                if not inplace and not outputs[0].requires_grad:  # drawn where it feeds
                     registry.kept_constant(outputs[0], event["outputs"][0], event["values"][0])
         elif outputs and not inplace and (bound := iterated_name(caller, rec.filename)):
             event["assigned"] = bound  # `for row in X:`: each output is `row` in its pass

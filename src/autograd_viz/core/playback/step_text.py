@@ -157,6 +157,8 @@ def why_nothing_drawn(e: TraceEvent, lookup: Lookup, folded: bool = False) -> st
         if not e.grad_enabled:
             return INSIDE_FUNCTION if e.function_node(lookup) else NO_GRAD_MODE
         if not e.made:
+            if e.op == "requires_grad":  # `b.requires_grad_()`: a leaf now, used by nothing
+                return NEEDS_NO_GRAD if "False" in (e.constants or ()) else CUT_OFF
             if e.op in _NEW_TENSOR_LIKE:  # zeros_like(w): w gave only its shape
                 return MADE_WITHOUT_GRAD
             needed = e.inputs_need_grad

@@ -39,6 +39,7 @@ def display_names(
     """Tensor id -> the name captions use, for every tensor the events mention."""
     names = {tid: t.name for tid, t in tensors.items() if t.name}
     made: dict[str, int] = {}
+    unbound_made: set[str] = set()  # named by what made them: a variable may bind them later
     for e in events:
         if isinstance(e, OpEvent):
             for tid, leaf in (e.grad_of or {}).items():
@@ -50,12 +51,18 @@ def display_names(
                 names.setdefault(tid, tid)
             for tid in e.outputs:
                 if tid in names:
+                    # `w = torch.ones(2).requires_grad_()` in a function: the in-place
+                    # op's result, bound to w, is the tensor ones() made (`ones(…)`).
+                    if e.assigned and tid in unbound_made and len(e.outputs) == 1:
+                        names[tid] = e.assigned
+                        unbound_made.discard(tid)
                     continue
                 if e.assigned:  # several: a `for` loop's variable, each in its pass
                     names[tid] = e.assigned
                 else:
                     made[e.op] = made.get(e.op, 0) + 1
                     names[tid] = made_by(e.op, made[e.op])
+                    unbound_made.add(tid)
         elif isinstance(e, BackwardEndEvent) and e.results:
             assigned = e.assigned or ()
             unbound = []
