@@ -542,3 +542,29 @@ def test_a_tensor_made_unbound_then_bound_by_an_in_place_call_is_named_by_its_va
     ), captions
     # A tensor already named keeps its name: `d = c.add_(1)` leaves c as c.
     assert any(c.startswith("line 6: add(c) → c = [1.0]") for c in captions), captions
+
+
+def test_modules_in_a_dict_and_a_functional_calls_params_are_named_by_how_to_reach_them() -> None:
+    """`models = {"a": nn.Linear(2, 1), …}` iterated as `for name, m in models.items()`:
+    the first model's weights read t2 and t3 (only the loop's `m` reached the last), its
+    frame `Linear`. And `torch.func.functional_call(net, params, …)` in a function named
+    the `params` dict's tensors `net.weight`, the module's own name for what it swapped in,
+    though the module's own weight is another tensor."""
+    captions = _captions(
+        "import torch\nmodels = {k: torch.nn.Linear(2, 1) for k in ['a', 'b']}\n"
+        "x = torch.ones(3, 2)\n"
+        "for name, m in models.items():\n    m(x).sum().backward()\n"
+    )
+    assert any(
+        c.startswith("line 5: linear(x, models['a'].weight, models['a'].bias)") for c in captions
+    )
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+    trace = run_source(
+        "import torch\ndef main():\n    net = torch.nn.Linear(2, 1)\n"
+        "    params = {k: v.detach().clone().requires_grad_(True)\n"
+        "              for k, v in net.named_parameters()}\n"
+        "    out = torch.func.functional_call(net, params, (torch.ones(1, 2),))\n"
+        "    out.sum().backward()\nmain()\n"
+    )
+    names = {trace.index.name_of(t.id) for t in trace.tensors if t.requires_grad}
+    assert names == {"params['weight']", "params['bias']"}, names

@@ -11,6 +11,7 @@ from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
 _is_compiling = torch.compiler.is_compiling
+_CONTAINED = 32  # graph_capture.MAX_CONTAINED: items of a container looked into
 UNATTACHED_SEARCHES = 3  # calls of a module no variable reaches that look for it again
 
 if TYPE_CHECKING:
@@ -102,8 +103,10 @@ class ModuleAndOptimizerHooks:
             left = UNATTACHED_SEARCHES
         if left > 0:
             for var, obj in list(self.namespace.items()):
-                if isinstance(obj, torch.nn.Module) and not var.startswith("_"):
-                    for path, sub in obj.named_modules(prefix=var):
+                if var.startswith("_"):
+                    continue
+                for prefix, held in _modules_held(var, obj):
+                    for path, sub in held.named_modules(prefix=prefix):
                         self._names.setdefault(id(sub), path)
             name = self._names.get(key) or self._local_name(module)
             if name is not None:
@@ -127,14 +130,26 @@ class ModuleAndOptimizerHooks:
             if code.co_filename == filename and code.co_name != "<module>":
                 frames.append(frame)
             frame = frame.f_back
+        registry = self.recording.registry
         for frame in reversed(frames):  # the outermost first: `model.fc`, not `self.fc`
-            for var, obj in list(frame.f_locals.items()):
-                if not isinstance(obj, torch.nn.Module) or var.startswith("_") or var == "self":
-                    continue
-                for path, sub in obj.named_modules(prefix=var):
-                    if sub is module:
-                        self._name_inside(module, path)
-                        return path
+            held_here = [
+                (var, obj)
+                for var, obj in list(frame.f_locals.items())
+                if not var.startswith("_") and var != "self"
+            ]
+            for var, obj in held_here:
+                if type(obj) is dict and len(obj) <= _CONTAINED:  # what functional_call
+                    for k, t in obj.items():  # takes: `params['weight']`
+                        if isinstance(k, (str, int)) and isinstance(t, torch.Tensor):
+                            tid = registry.known_id(t)
+                            if tid is not None:
+                                registry.local_paths.setdefault(tid, f"{var}[{k!r}]")
+            for var, obj in held_here:
+                for prefix, held in _modules_held(var, obj):
+                    for path, sub in held.named_modules(prefix=prefix):
+                        if sub is module:
+                            self._name_inside(module, path)
+                            return path
         return None
 
     def _name_inside(self, module: torch.nn.Module, path: str) -> None:
@@ -144,7 +159,14 @@ class ModuleAndOptimizerHooks:
             self._names[id(module)] = path
         registry = self.recording.registry
         with torch._C.DisableTorchFunction():
-            held = [*module.named_parameters(prefix=path), *module.named_buffers(prefix=path)]
+            # A parameter that is no nn.Parameter is what torch.func.functional_call
+            # swapped in for the call (the caller's dict of plain tensors): not named so.
+            held = [
+                (name, t)
+                for name, t in module.named_parameters(prefix=path)
+                if isinstance(t, torch.nn.Parameter)
+            ]
+            held += list(module.named_buffers(prefix=path))
         for name, t in held:
             tid = registry.known_id(t)
             if tid is not None:
@@ -323,3 +345,19 @@ class ModuleAndOptimizerHooks:
             self._steps[-1] -= 1
         else:
             self._step_ended()
+
+
+def _modules_held(var: str, obj: Any) -> list[tuple[str, torch.nn.Module]]:
+    """The modules a variable holds: itself, or those in a small list, tuple or dict of
+    them (`models = {"a": nn.Linear(2, 1), …}` makes `models['a']`)."""
+    if isinstance(obj, torch.nn.Module):
+        return [(var, obj)]
+    if type(obj) in (list, tuple) and len(obj) <= _CONTAINED:
+        return [(f"{var}[{i}]", m) for i, m in enumerate(obj) if isinstance(m, torch.nn.Module)]
+    if type(obj) is dict and len(obj) <= _CONTAINED:
+        return [
+            (f"{var}[{k!r}]", m)
+            for k, m in obj.items()
+            if isinstance(k, (str, int)) and isinstance(m, torch.nn.Module)
+        ]
+    return []

@@ -83,13 +83,16 @@ def namespace_containers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.
         if name.startswith("_") or name in _HIDDEN_NAMES:
             continue
         if type(obj) in (list, tuple) and len(obj) <= MAX_CONTAINED:
-            found.extend((f"{name}[{i}]", t) for i, t in enumerate(obj) if _tensor(t))
+            items = [(f"{name}[{i}]", t) for i, t in enumerate(obj)]
         elif type(obj) is dict and len(obj) <= MAX_CONTAINED:
-            found.extend(
-                (f"{name}[{k!r}]", t)
-                for k, t in obj.items()
-                if isinstance(k, (str, int)) and _tensor(t)
-            )
+            items = [(f"{name}[{k!r}]", t) for k, t in obj.items() if isinstance(k, (str, int))]
+        else:
+            continue
+        for path, item in items:
+            if _tensor(item):
+                found.append((path, item))
+            elif isinstance(item, torch.nn.Module):  # `models = {"a": nn.Linear(2, 1), …}`
+                found.extend((f"{path}.{p}", t) for p, t in item.named_parameters())
     return found
 
 
