@@ -568,3 +568,20 @@ def test_modules_in_a_dict_and_a_functional_calls_params_are_named_by_how_to_rea
     )
     names = {trace.index.name_of(t.id) for t in trace.tensors if t.requires_grad}
     assert names == {"params['weight']", "params['bias']"}, names
+
+
+def test_a_tensor_a_function_reads_out_of_a_local_dict_is_named_by_its_key() -> None:
+    """An EMA teacher: `sd = teacher.state_dict()` in a function, then `0.5 * sd[k]`:
+    the state dict's entries read `mul(t10)` and `also changes t10 (same memory)`."""
+    captions = _captions(
+        "import torch\n"
+        "def ema(teacher, student):\n"
+        "    sd = teacher.state_dict()\n"
+        "    new = {k: 0.5 * sd[k] + 0.5 * v for k, v in student.state_dict().items()}\n"
+        "    teacher.load_state_dict(new)\n"
+        "teacher, student = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)\n"
+        "teacher.requires_grad_(False)\nema(teacher, student)\n"
+    )
+    assert any(c.startswith("line 4: mul(sd['weight']) → ") for c in captions), captions
+    assert any("also changes sd['bias'] (same memory)" in c for c in captions), captions
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions

@@ -292,6 +292,9 @@ def local_names(frame: FrameType | None, filename: str, tensors: dict[str, Any])
         if isinstance(value, (tuple, list)) and len(value) <= _TUPLE_NAMES:
             # A hook's `grad_output` tuple: `grad_output[0] * 10` read `mul(t9)`.
             held = [(f"{name}[{i}]", item) for i, item in enumerate(value)]
+        elif isinstance(value, dict) and len(value) <= _TUPLE_NAMES:  # a state_dict too
+            # `sd = teacher.state_dict()`: `0.5 * sd['weight']` read `mul(t10)`.
+            held = [(f"{name}[{k!r}]", item) for k, item in value.items() if isinstance(k, str)]
         else:
             held = [(name, value)]
         for label, item in held:
