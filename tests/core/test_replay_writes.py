@@ -601,3 +601,32 @@ def test_what_lbfgs_moves_between_closure_calls_shows_in_the_next_call(line_sear
     moves = [c for c in everything if c.startswith("line 11: LBFGS.step() changed w")]
     assert len(moves) >= len(calls) - 1  # one before each call but the first, at least
     assert player.value_at(w).data == plain["w"].tolist()
+
+
+@pytest.mark.parametrize(
+    "end", ["opt.zero_grad()", "opt.zero_grad(set_to_none=False)", "w.grad.clamp_(-1, 1)", "pass"]
+)
+def test_a_functions_leaf_gone_by_the_end_keeps_the_value_and_grad_the_run_left(end) -> None:
+    """`w` local to main(), trained by SGD: gone when the script ended, it was listed with
+    its first value and its last accumulated .grad (the optimizer's moves and zero_grad()
+    ignored), and the inspector showed that stale .grad at every step of every view."""
+    code = (
+        "import torch\nresult = {}\n"
+        "def main():\n"
+        "    w = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+        "    opt = torch.optim.SGD([w], lr=0.1)\n"
+        "    for i in range(2):\n"
+        "        (w * w).sum().backward()\n"
+        "        opt.step()\n"
+        f"        {end}\n"
+        "    result['w'] = w.detach().clone()\n"
+        "    result['grad'] = None if w.grad is None else w.grad.clone()\n"
+        "main()\n"
+    )
+    plain: dict = {}
+    exec(code, plain)
+    trace = run_source(code)
+    (w,) = [t for t in trace.tensors if t.requires_grad and t.is_leaf]
+    assert w.freed and w.value.data == plain["result"]["w"].tolist()
+    grad = plain["result"]["grad"]
+    assert (w.grad is None) if grad is None else (w.grad.data == grad.tolist())

@@ -230,8 +230,12 @@ def _freed(
 
 def _freed_leaves(events: list[dict[str, Any]], gone: set[str]) -> dict[str, Any]:
     """The leaves of `gone` (AccumulateGrad nodes' leaves, not alive at the end), each
-    with the value the last op that made or wrote it recorded and the `.grad` the last
-    accumulate into it left (None where none did)."""
+    with its value and `.grad` as the run's last events left them (None where none did):
+    the value an op made or wrote (into it or through memory it shares), or an
+    optimizer's step or `.data =` set; the `.grad` an accumulate, a reset, an assignment
+    or an in-place op on the grad itself left. A function's `w` read its first value and
+    last accumulated grad at the end though the optimizer had moved it and `zero_grad()`
+    dropped the grad."""
     if not gone:
         return {}
     # In the order the run met them (a set's order put a function's model's weights in
@@ -240,14 +244,29 @@ def _freed_leaves(events: list[dict[str, Any]], gone: set[str]) -> dict[str, Any
         tid: [None, None]
         for tid in sorted(gone, key=lambda t: int(t[1:]) if t[1:].isdigit() else 0)
     }
+    grads: dict[str, str] = {}  # a leaf's grad tensor's id -> the leaf
     for e in events:
         kind = e["kind"]
         if kind == "op":
+            for tid, leaf in (e.get("grad_of") or {}).items():
+                if leaf in found:
+                    grads[tid] = leaf
             for tid, value in zip(e["outputs"], e["values"], strict=False):
                 if tid in found:
                     found[tid][0] = value
-        elif kind == "accumulate" and e["tensor"] in found:
-            found[e["tensor"]][1] = e["after"]
+                elif tid in grads and e.get("inplace"):  # `w.grad.clamp_(-1, 1)`
+                    found[grads[tid]][1] = value
+            for key in ("written", "updated"):
+                for tid, value in (e.get(key) or {}).items():
+                    if tid in found:
+                        found[tid][0] = value
+        elif kind == "param_update" and e.get("tensor") in found:
+            found[e["tensor"]][0] = e.get("after")
+            for tid, value in (e.get("written") or {}).items():
+                if tid in found:
+                    found[tid][0] = value
+        elif kind in ("accumulate", "grad_reset", "grad_assign") and e.get("tensor") in found:
+            found[e["tensor"]][1] = e.get("after")
     return {tid: tuple(pair) for tid, pair in found.items()}
 
 
