@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -585,3 +586,23 @@ def test_a_tensor_a_function_reads_out_of_a_local_dict_is_named_by_its_key() -> 
     assert any(c.startswith("line 4: mul(sd['weight']) → ") for c in captions), captions
     assert any("also changes sd['bias'] (same memory)" in c for c in captions), captions
     assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+
+
+@pytest.mark.parametrize("where", ["module", "function"])
+def test_a_model_an_object_of_the_scripts_class_holds_is_named_through_it(where) -> None:
+    """A Trainer holding `self.model`: its weights read t2 and t3 in every caption
+    (`linear(ones(…), t2, t3)`), its frame `Linear`, whether the trainer was a global
+    or a function's local."""
+    body = "trainer = Trainer()\ntrainer.fit(torch.ones(3, 2))\n"
+    if where == "function":
+        body = "def main():\n" + "".join("    " + line + "\n" for line in body.splitlines())
+        body += "main()\n"
+    code = (
+        "import torch\nclass Trainer:\n    def __init__(self):\n"
+        "        self.model = torch.nn.Linear(2, 1)\n"
+        "    def fit(self, x):\n        self.model(x).sum().backward()\n" + body
+    )
+    captions = _captions(code)
+    assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
+    assert any("linear(ones(…), trainer.model.weight, trainer.model.bias)" in c for c in captions)
+    assert list(run_source(code).modules) == ["trainer.model"]

@@ -105,7 +105,7 @@ class ModuleAndOptimizerHooks:
             for var, obj in list(self.namespace.items()):
                 if var.startswith("_"):
                     continue
-                for prefix, held in _modules_held(var, obj):
+                for prefix, held in _modules_held(var, obj, self.namespace.get("__name__")):
                     for path, sub in held.named_modules(prefix=prefix):
                         self._names.setdefault(id(sub), path)
             name = self._names.get(key) or self._local_name(module)
@@ -145,7 +145,7 @@ class ModuleAndOptimizerHooks:
                             if tid is not None:
                                 registry.local_paths.setdefault(tid, f"{var}[{k!r}]")
             for var, obj in held_here:
-                for prefix, held in _modules_held(var, obj):
+                for prefix, held in _modules_held(var, obj, self.namespace.get("__name__")):
                     for path, sub in held.named_modules(prefix=prefix):
                         if sub is module:
                             self._name_inside(module, path)
@@ -347,11 +347,20 @@ class ModuleAndOptimizerHooks:
             self._step_ended()
 
 
-def _modules_held(var: str, obj: Any) -> list[tuple[str, torch.nn.Module]]:
-    """The modules a variable holds: itself, or those in a small list, tuple or dict of
-    them (`models = {"a": nn.Linear(2, 1), …}` makes `models['a']`)."""
+def _modules_held(
+    var: str, obj: Any, script: str | None = None
+) -> list[tuple[str, torch.nn.Module]]:
+    """The modules a variable holds: itself, those in a small list, tuple or dict of them
+    (`models = {"a": nn.Linear(2, 1), …}` makes `models['a']`), and those an object of a
+    class the script defined holds as attributes (`trainer.model`)."""
     if isinstance(obj, torch.nn.Module):
         return [(var, obj)]
+    if script is not None and type(obj).__module__ == script and hasattr(obj, "__dict__"):
+        return [
+            (f"{var}.{attr}", m)
+            for attr, m in list(vars(obj).items())[:_CONTAINED]
+            if isinstance(m, torch.nn.Module) and not attr.startswith("_")
+        ]
     if type(obj) in (list, tuple) and len(obj) <= _CONTAINED:
         return [(f"{var}[{i}]", m) for i, m in enumerate(obj) if isinstance(m, torch.nn.Module)]
     if type(obj) is dict and len(obj) <= _CONTAINED:

@@ -25,6 +25,7 @@ _EVENT_TENSOR_KEY = ("tensor", "result")
 def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:
     """The (name, tensor) pairs the user bound: variables, and module parameters by path."""
     roots: list[tuple[str, torch.Tensor]] = []
+    script = namespace.get("__name__")
     for name, obj in list(namespace.items()):
         if name.startswith("_") or name in _HIDDEN_NAMES:
             continue
@@ -32,6 +33,11 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
             roots.append((name, obj))
         elif isinstance(obj, torch.nn.Module):
             roots.extend((f"{name}.{p}", t) for p, t in obj.named_parameters())
+        elif type(obj).__module__ == script and hasattr(obj, "__dict__"):
+            # A model an object of the script's own class holds (`trainer.model`).
+            for attr, held in list(vars(obj).items())[:MAX_CONTAINED]:
+                if isinstance(held, torch.nn.Module) and not attr.startswith("_"):
+                    roots.extend((f"{name}.{attr}.{p}", t) for p, t in held.named_parameters())
     return roots
 
 
