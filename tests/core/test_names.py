@@ -588,7 +588,7 @@ def test_a_tensor_a_function_reads_out_of_a_local_dict_is_named_by_its_key() -> 
     assert not [c for c in captions if re.search(r"\bt\d+\b", c)], captions
 
 
-@pytest.mark.parametrize("where", ["module", "function"])
+@pytest.mark.parametrize("where", ["module", "function", "deleted"])
 def test_a_model_an_object_of_the_scripts_class_holds_is_named_through_it(where) -> None:
     """A Trainer holding `self.model`: its weights read t2 and t3 in every caption
     (`linear(ones(…), t2, t3)`), its frame `Linear`, whether the trainer was a global
@@ -597,6 +597,8 @@ def test_a_model_an_object_of_the_scripts_class_holds_is_named_through_it(where)
     if where == "function":
         body = "def main():\n" + "".join("    " + line + "\n" for line in body.splitlines())
         body += "main()\n"
+    elif where == "deleted":  # gone from the namespace by the end: named as it was called
+        body += "del trainer\n"
     code = (
         "import torch\nclass Trainer:\n    def __init__(self):\n"
         "        self.model = torch.nn.Linear(2, 1)\n"

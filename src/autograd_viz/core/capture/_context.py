@@ -157,6 +157,11 @@ class ModuleAndOptimizerHooks:
             self._locals[id(module)] = (weakref.ref(module), path)
         except TypeError:
             self._names[id(module)] = path
+
+    def _remember_paths(self, module: torch.nn.Module, path: str) -> None:
+        """Name a module's parameters and buffers by their paths as it is first called:
+        the names they keep where the script's end reaches them no more (a function's
+        model, a `del trainer`)."""
         registry = self.recording.registry
         with torch._C.DisableTorchFunction():
             # A parameter that is no nn.Parameter is what torch.func.functional_call
@@ -186,6 +191,8 @@ class ModuleAndOptimizerHooks:
             with torch._C.DisableTorchFunction():
                 count = sum(p.numel() for p in module.parameters())
             self.modules[path] = {"class": type(module).__name__, "parameters": count}
+            if path != type(module).__name__:  # reached by a variable, not its class's name
+                self._remember_paths(module, path)
 
     def _leave_module(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if _is_compiling():
