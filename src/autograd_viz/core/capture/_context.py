@@ -120,8 +120,9 @@ class ModuleAndOptimizerHooks:
 
     def _local_name(self, module: torch.nn.Module) -> str | None:
         """`model.0` for a module a local variable of the user's functions reaches (`def
-        main(): model = …`), looked for from the outermost such function in; its
-        parameters and buffers are named by their paths from there too. None if none."""
+        main(): model = …`), looked for from the outermost such function in (its
+        parameters are named from there as it is first called: `_remember_paths`); a dict
+        of tensors one holds names them (`params['weight']`). None if none reaches it."""
         filename = self.recording.filename
         frames = []
         frame = sys._getframe(1)
@@ -148,11 +149,11 @@ class ModuleAndOptimizerHooks:
                 for prefix, held in _modules_held(var, obj, self.namespace.get("__name__")):
                     for path, sub in held.named_modules(prefix=prefix):
                         if sub is module:
-                            self._name_inside(module, path)
+                            self._remember_local(module, path)
                             return path
         return None
 
-    def _name_inside(self, module: torch.nn.Module, path: str) -> None:
+    def _remember_local(self, module: torch.nn.Module, path: str) -> None:
         try:  # by a weak reference: a function's module goes with it, and its id is reused
             self._locals[id(module)] = (weakref.ref(module), path)
         except TypeError:
