@@ -815,3 +815,35 @@ def test_a_module_card_whose_weights_are_drawn_outside_still_counts_them() -> No
     )
     for key in calls:
         assert folded.box_text[box_id(key)][-1] == f"{expected} params", folded.box_text
+
+
+def test_a_named_result_the_call_goes_on_using_stays_in_the_calls_frame() -> None:
+    """A VAE's forward binds `mu, logvar` and uses them inside (the reparameterisation)
+    and the script binds them too: moved out of the call, they made its frame close a
+    loop through them, and the whole `vae` frame was dissolved, its ops loose among the
+    loss's. A named result the call does not use again still goes outside."""
+    trace = run_source(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "class VAE(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.enc, self.mu = nn.Linear(6, 8), nn.Linear(8, 2)\n"
+        "        self.logvar, self.dec = nn.Linear(8, 2), nn.Linear(2, 6)\n"
+        "    def forward(self, x):\n"
+        "        h = torch.relu(self.enc(x))\n"
+        "        mu, logvar = self.mu(h), self.logvar(h)\n"
+        "        z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)\n"
+        "        return torch.sigmoid(self.dec(z)), mu, logvar\n"
+        "vae = VAE()\nx = torch.rand(4, 6)\nrecon, mu, logvar = vae(x)\n"
+        "kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())\n"
+        "loss = nn.functional.binary_cross_entropy(recon, x, reduction='sum') + kl\n"
+        "loss.backward()\n"
+    )
+    drawn = drawn_graph(trace, frozenset())
+    assert "vae" in drawn.frames
+    owner = drawn.folding.tree.owner
+    where = {
+        t.name: owner[t.id] for t in trace.tensors if t.name in ("mu", "logvar", "recon", "kl")
+    }
+    assert where == {"mu": "vae", "logvar": "vae", "recon": "", "kl": ""}
+    _check_frames(drawn)
