@@ -10,8 +10,9 @@ import torch
 from torch.nn.modules import module as nn_module
 from torch.optim import optimizer as optim_module
 
+from autograd_viz.core.capture._held import MAX_CONTAINED, modules_held
+
 _is_compiling = torch.compiler.is_compiling
-_CONTAINED = 32  # graph_capture.MAX_CONTAINED: items of a container looked into
 UNATTACHED_SEARCHES = 3  # calls of a module no variable reaches that look for it again
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class ModuleAndOptimizerHooks:
             for var, obj in list(self.namespace.items()):
                 if var.startswith("_"):
                     continue
-                for prefix, held in _modules_held(var, obj, self.namespace.get("__name__")):
+                for prefix, held in modules_held(var, obj, self.namespace.get("__name__")):
                     for path, sub in held.named_modules(prefix=prefix):
                         self._names.setdefault(id(sub), path)
             name = self._names.get(key) or self._local_name(module)
@@ -139,14 +140,14 @@ class ModuleAndOptimizerHooks:
                 if not var.startswith("_") and var != "self"
             ]
             for var, obj in held_here:
-                if type(obj) is dict and len(obj) <= _CONTAINED:  # what functional_call
+                if type(obj) is dict and len(obj) <= MAX_CONTAINED:  # what functional_call
                     for k, t in obj.items():  # takes: `params['weight']`
                         if isinstance(k, (str, int)) and isinstance(t, torch.Tensor):
                             tid = registry.known_id(t)
                             if tid is not None:
                                 registry.local_paths.setdefault(tid, f"{var}[{k!r}]")
             for var, obj in held_here:
-                for prefix, held in _modules_held(var, obj, self.namespace.get("__name__")):
+                for prefix, held in modules_held(var, obj, self.namespace.get("__name__")):
                     for path, sub in held.named_modules(prefix=prefix):
                         if sub is module:
                             self._remember_local(module, path)
@@ -353,28 +354,3 @@ class ModuleAndOptimizerHooks:
             self._steps[-1] -= 1
         else:
             self._step_ended()
-
-
-def _modules_held(
-    var: str, obj: Any, script: str | None = None
-) -> list[tuple[str, torch.nn.Module]]:
-    """The modules a variable holds: itself, those in a small list, tuple or dict of them
-    (`models = {"a": nn.Linear(2, 1), …}` makes `models['a']`), and those an object of a
-    class the script defined holds as attributes (`trainer.model`)."""
-    if isinstance(obj, torch.nn.Module):
-        return [(var, obj)]
-    if script is not None and type(obj).__module__ == script and hasattr(obj, "__dict__"):
-        return [
-            (f"{var}.{attr}", m)
-            for attr, m in list(vars(obj).items())[:_CONTAINED]
-            if isinstance(m, torch.nn.Module) and not attr.startswith("_")
-        ]
-    if type(obj) in (list, tuple) and len(obj) <= _CONTAINED:
-        return [(f"{var}[{i}]", m) for i, m in enumerate(obj) if isinstance(m, torch.nn.Module)]
-    if type(obj) is dict and len(obj) <= _CONTAINED:
-        return [
-            (f"{var}[{k!r}]", m)
-            for k, m in obj.items()
-            if isinstance(k, (str, int)) and isinstance(m, torch.nn.Module)
-        ]
-    return []

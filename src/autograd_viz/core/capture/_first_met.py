@@ -71,3 +71,25 @@ def foreign_inputs(rec: Recording, args: tuple) -> None:
         if foreign:
             rec.snapshots.escaped()
             return
+
+
+_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+
+
+def named_in_transform(
+    rec: Recording, args: tuple, kwargs: dict, caller: FrameType, named: dict[str, str] | None
+) -> dict[str, str] | None:
+    """`named` with the user's locals holding the transform's wrappers this op takes
+    (`x` inside `def f(x)` of `grad(f)(x)`): torch.func made them in its own code, where
+    no variable held them, and captions read `sin(t1)`. Each is looked for until found."""
+    found = rec.registry.transform_names
+    wrapped = {
+        tid: t
+        for t in tensors_in(args) + tensors_in(list(kwargs.values()))
+        if _wrapped(t) and (tid := rec.tid(t)) not in found
+    }
+    locals_ = local_names(caller, rec.filename, wrapped) if wrapped else {}
+    if not locals_:
+        return named
+    found.update(locals_)
+    return {**(named or {}), **locals_}

@@ -31,14 +31,13 @@ from autograd_viz.core.capture._calls import (
 )
 from autograd_viz.core.capture._compiled import NOT_RECORDED, CompiledCalls
 from autograd_viz.core.capture._context import ModuleAndOptimizerHooks
-from autograd_viz.core.capture._first_met import first_met, foreign_inputs
+from autograd_viz.core.capture._first_met import first_met, foreign_inputs, named_in_transform
 from autograd_viz.core.capture._guards import plain, unseen
 from autograd_viz.core.capture._hooks import NodeHooks, record_user_hook
 from autograd_viz.core.capture._naming import (
     assigned_name,
     building_statement,
     iterated_name,
-    local_names,
 )
 from autograd_viz.core.capture._parameter_new import ParameterRecording
 from autograd_viz.core.capture._passes import ThreadRecording
@@ -59,7 +58,6 @@ TRACING_GC_THRESHOLD = (50_000, 1_000_000, 1_000_000)
 
 _is_compiling = torch.compiler.is_compiling
 _transform_level = torch._C._functorch.maybe_current_level
-_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter)  # what `plain` says yes to, checked first
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 # optimizer.step() runs inside torch.autograd.profiler.record_function: its exit is how a
@@ -312,7 +310,7 @@ class Tracer:
         else:
             seen = named = None
         if _transform_level() is not None:  # inside torch.func: the user's names for it
-            named = _named_in_transform(rec, args, kwargs, sys._getframe(3), named)
+            named = named_in_transform(rec, args, kwargs, sys._getframe(3), named)
         # The nodes after the inputs: a node describes what it saved by tensor id, and an
         # input first seen here (`x * x.grad`) has one only from now on.
         grad_fns = [node_id(fn) for fn in fns]
@@ -443,22 +441,3 @@ class Tracer:
         with unseen():
             self._op(name, args, kwargs, result, inplace=True)
         return result
-
-
-def _named_in_transform(
-    rec: Recording, args: tuple, kwargs: dict, caller: FrameType, named: dict[str, str] | None
-) -> dict[str, str] | None:
-    """`named` with the user's locals holding the transform's wrappers this op takes
-    (`x` inside `def f(x)` of `grad(f)(x)`): torch.func made them in its own code, where
-    no variable held them, and captions read `sin(t1)`. Each is looked for until found."""
-    found = rec.registry.transform_names
-    wrapped = {
-        tid: t
-        for t in tensors_in(args) + tensors_in(list(kwargs.values()))
-        if _wrapped(t) and (tid := rec.tid(t)) not in found
-    }
-    locals_ = local_names(caller, rec.filename, wrapped) if wrapped else {}
-    if not locals_:
-        return named
-    found.update(locals_)
-    return {**(named or {}), **locals_}

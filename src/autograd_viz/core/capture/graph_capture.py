@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from autograd_viz.core.capture import Registry, grad_fn_of, is_leaf
+from autograd_viz.core.capture._held import MAX_CONTAINED, modules_held
 from autograd_viz.core.trace import TensorInfo, TensorValue, Trace
 from autograd_viz.core.trace.values import TensorValues
 
@@ -31,13 +32,10 @@ def namespace_roots(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tenso
             continue
         if isinstance(obj, torch.Tensor):
             roots.append((name, obj))
-        elif isinstance(obj, torch.nn.Module):
-            roots.extend((f"{name}.{p}", t) for p, t in obj.named_parameters())
-        elif type(obj).__module__ == script and hasattr(obj, "__dict__"):
-            # A model an object of the script's own class holds (`trainer.model`).
-            for attr, held in list(vars(obj).items())[:MAX_CONTAINED]:
-                if isinstance(held, torch.nn.Module) and not attr.startswith("_"):
-                    roots.extend((f"{name}.{attr}.{p}", t) for p, t in held.named_parameters())
+        elif type(obj) not in (list, tuple, dict):  # (containers: namespace_containers)
+            # A model, or one an object of the script's own class holds (`trainer.model`).
+            for path, held in modules_held(name, obj, script):
+                roots.extend((f"{path}.{p}", t) for p, t in held.named_parameters())
     return roots
 
 
@@ -48,9 +46,6 @@ def namespace_buffers(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Ten
         if isinstance(obj, torch.nn.Module) and not name.startswith("_"):
             found.extend((f"{name}.{b}", t) for b, t in obj.named_buffers())
     return found
-
-
-MAX_CONTAINED = 32  # items of a list, tuple or dict looked into for tensors to name
 
 
 def namespace_attributes(namespace: Mapping[str, Any]) -> list[tuple[str, torch.Tensor]]:

@@ -260,25 +260,18 @@ def _assign(
     # Not out of a call that goes on using it, though (a VAE's `mu, logvar = …`, which
     # its reparameterisation uses inside the call): the call's frame would close a loop
     # through it, and the whole model's frame was dissolved.
+    tree = FoldTree(groups, {})  # (for its ancestors)
     for v, key in where.items():
         t = tensors.get(v)
         if t is not None and t.name and "." not in t.name and not t.is_leaf:
             while groups[key].kind == MODULE and groups[key].parent is not None:
-                if any(_within(groups, where.get(u, ROOT), key) for u in g.successors(v)):
+                users = [where.get(u, ROOT) for u in g.successors(v)]
+                if any(u == key or key in tree.ancestors(u) for u in users):
                     break
                 key = groups[key].parent
             where[v] = key
     for v, key in where.items():
         groups[key].own.append(v)
-
-
-def _within(groups: dict[str, Group], key: str, outer: str) -> bool:
-    """Whether group `key` is `outer` or lies inside it."""
-    while key is not None:
-        if key == outer:
-            return True
-        key = groups[key].parent
-    return False
 
 
 def _lowest_common(groups: dict[str, Group], keys: Sequence[str]) -> str:

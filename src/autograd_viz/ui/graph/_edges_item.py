@@ -30,11 +30,11 @@ from autograd_viz.core.playback.player import Frame
 from autograd_viz.ui.graph._edge_layer import EdgeLayer
 from autograd_viz.ui.graph._fold_painting import paint_boxes, paint_frames
 from autograd_viz.ui.graph._graph_style import LIGHT, LIT_GROW_PX, LIT_PEN_PX, STYLES, CanvasColours
-from autograd_viz.ui.graph._label_paint import (  # noqa: F401 (tests read them here)
-    LabelPainting,
+from autograd_viz.ui.graph._label_measure import (  # noqa: F401 (tests read them here)
     _room_beside,
     short_op_name,
 )
+from autograd_viz.ui.graph._label_paint import LabelPainting
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import (
     EdgeGeometry,

@@ -3,7 +3,6 @@ label half of the graph overlay (GraphOverlayItem mixes this in)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -12,81 +11,21 @@ from PySide6.QtGui import QColor, QFontMetricsF, QPainter, QTransform
 from autograd_viz.core.graph.graph_model import ACCUMULATE, MODULE, OPERATION, UNTRACKED
 from autograd_viz.ui.graph._fold_painting import frame_title_rects, screen_rect
 from autograd_viz.ui.graph._graph_style import LIT_GROW_PX, LIT_PEN_PX, STYLES
+from autograd_viz.ui.graph._label_measure import (
+    _keep_inside,
+    _Measure,
+    _room_beside,
+    short_op_name,
+)
 from autograd_viz.ui.graph._label_placing import LabelPlacer
 from autograd_viz.ui.graph._screen_geometry import ScreenPositions
 
+_NO_PEN = Qt.PenStyle.NoPen  # looked up once (each lookup is slow)
 ABOVE_GAP_PX = 6.0  # see _paint_labels
 
 BESIDE_GAP_PX = 3.0  # between a mark and a name written left of it
 # Where a label goes: under its mark (first choice), left of it (a tensor's name), over it.
 _BELOW, _LEFT, _ABOVE = "below", "left", "above"
-
-
-def _room_beside(points: dict[str, QPointF], half: dict[str, float]) -> dict[str, float]:
-    """For each point, the half width its label may take before it runs into the label of
-    the next point on its row (whose own half width is `half`), with a small gap; at least
-    half the distance between them."""
-    rows: dict[float, list[tuple[float, str]]] = {}
-    for key, p in points.items():
-        rows.setdefault(round(p.y()), []).append((p.x(), key))
-    room: dict[str, float] = {}
-    for members in rows.values():
-        members.sort()
-        for i, (x, key) in enumerate(members):
-            room[key] = math.inf
-            for j in (i - 1, i + 1):
-                if 0 <= j < len(members):
-                    other_x, other = members[j]
-                    gap = abs(other_x - x)
-                    # What the neighbour's full label leaves, and never less than half
-                    # the gap (the neighbour shortens its own past that half).
-                    room[key] = min(room[key], max(gap - half[other] - 4, gap / 2 - 2))
-    return room
-
-
-def short_op_name(name: str) -> str:
-    """MulBackward0 → Mul, AccumulateGrad → Acc: for labels when the zoom leaves little room."""
-    if name == "AccumulateGrad":
-        return "Acc"
-    return name.rstrip("0123456789").removesuffix("Backward") or name
-
-
-_ELIDE = Qt.TextElideMode.ElideRight  # enum members looked up once (each lookup is slow)
-_NO_PEN = Qt.PenStyle.NoPen
-
-
-class _Measure:
-    """Text widths and elisions per font, remembered across paints: a frame of playback
-    asks for the same names hundreds of times (measuring them was half its time)."""
-
-    def __init__(self) -> None:
-        self._metrics: dict[int, QFontMetricsF] = {}
-        self._widths: dict[tuple[int, str], float] = {}
-        self._elided: dict[tuple[int, str, float], str] = {}
-
-    def metrics(self, font) -> QFontMetricsF:
-        m = self._metrics.get(id(font))
-        if m is None:
-            m = self._metrics[id(font)] = QFontMetricsF(font)
-        return m
-
-    def width(self, font, text: str) -> float:
-        key = (id(font), text)
-        w = self._widths.get(key)
-        if w is None:
-            if len(self._widths) > 100_000:  # values change every run: keep it bounded
-                self._widths.clear()
-            w = self._widths[key] = self.metrics(font).horizontalAdvance(text)
-        return w
-
-    def elided(self, font, text: str, width: float) -> str:
-        key = (id(font), text, width)
-        e = self._elided.get(key)
-        if e is None:
-            if len(self._elided) > 20_000:
-                self._elided.clear()
-            e = self._elided[key] = self.metrics(font).elidedText(text, _ELIDE, width)
-        return e
 
 
 class LabelPainting:
@@ -438,14 +377,3 @@ class LabelPainting:
         width = max(self.measure.width(font, text) for text, font, _, _ in lines)
         height = sum(metrics.height() for _, _, metrics, _ in lines)
         return QRectF(x - width / 2, y, width, height)
-
-
-def _keep_inside(rect: QRectF, frame: QRectF) -> None:
-    """Move `rect` along its row into `frame` (2 px in from its border) when it hangs over
-    a side by less than half its width and fits; else leave it where it is."""
-    left, right = frame.left() + 2, frame.right() - 2
-    if rect.width() > right - left:
-        return
-    shift = left - rect.left() if rect.left() < left else min(0.0, right - rect.right())
-    if abs(shift) < rect.width() / 2:
-        rect.translate(shift, 0)
